@@ -1,0 +1,33 @@
+/** Stable error codes: operators and other tools branch on these, so never rename one. */
+export const ErrorCode = {
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  CONFIG_UNREADABLE: 'CONFIG_UNREADABLE',
+  PDU_MALFORMED: 'PDU_MALFORMED',
+  PDU_TOO_LONG: 'PDU_TOO_LONG',
+  CONNECTION_CLOSED: 'CONNECTION_CLOSED',
+  BIND_FAILED: 'BIND_FAILED',
+  BIND_CREDENTIALS: 'BIND_CREDENTIALS',
+  RESPONSE_TIMEOUT: 'RESPONSE_TIMEOUT',
+  POOL_STOPPED: 'POOL_STOPPED',
+  POOL_FULL: 'POOL_FULL',
+  UNKNOWN_UPSTREAM: 'UNKNOWN_UPSTREAM',
+  INTERNAL: 'INTERNAL',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The one error class of smppd. `code` is stable; `message` is for people. */
+export class SmppdError extends Error {
+  override readonly name = 'SmppdError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isSmppdError(e: unknown, code?: ErrorCode): e is SmppdError {
+  return e instanceof SmppdError && (code === undefined || e.code === code);
+}
