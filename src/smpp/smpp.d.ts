@@ -39,7 +39,7 @@ declare module 'smpp' {
   export const tlvs: Record<string, TlvDef>;
   export const tlvsById: Record<number, TlvDef>;
   export const types: { tlv: Record<string, CodecType> } & Record<string, CodecType>;
-  export function addTLV(tag: string, options: { id: number; type: CodecType; multiple?: boolean }): void;
+
   const smpp: {
     PDU: typeof PDU;
     commands: typeof commands;
@@ -47,7 +47,7 @@ declare module 'smpp' {
     tlvs: typeof tlvs;
     tlvsById: typeof tlvsById;
     types: typeof types;
-    addTLV: typeof addTLV;
+
   };
   export default smpp;
 }

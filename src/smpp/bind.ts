@@ -1,0 +1,280 @@
+import type { BackoffPolicy } from '../core/backoff.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Log } from '../core/log.js';
+import { statusName } from './command-status.js';
+import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
+import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
+import type { SubmitSmPdu } from './pdu.js';
+import { ThrottleController, type ThrottleSettings } from './throttle.js';
+import { RateMeter } from './rate-meter.js';
+import { TokenBucket } from './token-bucket.js';
+
+/** Longest a paced bind waits to gather tokens before sending them together (ms). */
+const MAX_BATCH_WAKE_MS = 10;
+
+export type BindState = 'connecting' | 'bound' | 'backoff' | 'stopping' | 'stopped' | 'failed';
+
+export interface BindSettings extends SessionSettings {
+  upstream: string;
+  /** 0-based position of this bind in its upstream. */
+  index: number;
+  /** submit_sm per second; 0 = unpaced. */
+  ratePerBind: number;
+  /** Tokens this bind may save up (≥ 1). */
+  burst: number;
+  throttle: Omit<ThrottleSettings, 'maxRate'>;
+  reconnect: BackoffPolicy;
+}
+
+/** What the pool hears from a bind: the session's outcomes plus readiness and state. */
+export interface BindHandlers<T> extends Omit<SessionHandlers<T>, 'ready' | 'closed'> {
+  /** The bind may be able to send again (bound, slot freed, socket drained, token due). */
+  ready(): void;
+  stateChanged(bind: Bind<T>, state: BindState, detail: string): void;
+}
+
+export interface BindStats {
+  id: string;
+  upstream: string;
+  state: BindState;
+  outstanding: number;
+  window: number;
+  /** The pacing rate in force (submit_sm/s), lowered while throttled; 0 = unpaced. */
+  rate: number;
+  tokens: number;
+  submitted: number;
+  /** submit_sm written in the last second. */
+  sentLastSecond: number;
+  /** The most submit_sm written in any 1-second window since start. */
+  maxSentPerSecond: number;
+  throttleEpisodes: number;
+  reconnects: number;
+  lastError: string;
+}
+
+/**
+ * One bind of an upstream: keeps a session up (connect, bind, reconnect with jittered backoff,
+ * stop for good on bad credentials) and paces what it sends (a token bucket, slowed by AIMD when
+ * the SMSC throttles). It holds no work of its own: the pool offers it one submit at a time.
+ */
+export class Bind<T> {
+  readonly id: string;
+  #state: BindState = 'stopped';
+  #session: Session<T> | undefined;
+  #bucket: TokenBucket;
+  #throttle: ThrottleController;
+  #reconnect: ReconnectPolicy;
+  #wake: TimerHandle | undefined;
+  #backoffTimer: { handle: TimerHandle; fire: () => void } | undefined;
+  #stopping = false;
+  #submitted = 0;
+  readonly #sent = new RateMeter();
+  #reconnects = 0;
+  #lastError = '';
+  #lastLogged = '';
+  #running: Promise<void> | undefined;
+  readonly #batchWakeMs: number;
+
+  constructor(
+    private readonly settings: BindSettings,
+    private readonly clock: Clock,
+    private readonly log: Log,
+    private readonly handlers: BindHandlers<T>,
+    random: () => number = Math.random,
+  ) {
+    this.id = `${settings.upstream}#${settings.index}`;
+    const now = clock.now();
+    this.#bucket = new TokenBucket(settings.ratePerBind, settings.burst, now);
+    this.#throttle = new ThrottleController({ ...settings.throttle, maxRate: settings.ratePerBind }, now);
+    this.#reconnect = new ReconnectPolicy(settings.reconnect, random);
+    this.#batchWakeMs = settings.ratePerBind > 0 ? Math.min(MAX_BATCH_WAKE_MS, (settings.burst / settings.ratePerBind) * 500) : 0;
+  }
+
+  get state(): BindState {
+    return this.#state;
+  }
+
+  get outstanding(): number {
+    return this.#session?.outstanding ?? 0;
+  }
+
+  /** True when bound with a free window slot and no socket backpressure (tokens not checked). */
+  get hasCapacity(): boolean {
+    return this.#state === 'bound' && this.#session !== undefined && this.#session.canSubmit;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#stopping = false;
+    this.#running = this.#run();
+  }
+
+  /**
+   * Writes one submit_sm if the bind has capacity, is not paused and has a token. Returns false
+   * otherwise; when only a token was missing, `ready` fires once one is due.
+   */
+  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
+    if (!this.hasCapacity) return false;
+    const now = this.clock.now();
+    const pause = this.#throttle.pauseLeft(now);
+    if (pause > 0) {
+      this.#wakeIn(pause);
+      return false;
+    }
+    if (this.settings.ratePerBind > 0) this.#bucket.setRate(this.#throttle.rate(now), now);
+    const wait = this.#bucket.take(1, now);
+    if (wait > 0) {
+      // Wake for a few tokens at a time, not one: a timer and a write per millisecond cost more
+      // CPU than the messages themselves. Half the burst interval keeps the bucket from filling,
+      // so no rate is lost.
+      this.#wakeIn(Math.max(wait, this.#batchWakeMs));
+      return false;
+    }
+    this.#submitted++;
+    this.#sent.record(now);
+    return this.#session!.submit(pdu, ctx);
+  }
+
+  /** The SMSC answered ESME_RTHROTTLED or ESME_RMSGQFUL: pause, halve the rate. True on a new episode. */
+  onThrottled(): boolean {
+    const now = this.clock.now();
+    if (!this.#throttle.onThrottled(now)) return false;
+    this.#bucket.holdUntil(now + this.#throttle.pauseLeft(now));
+    this.log.warn(
+      { event: 'throttled', bind: this.id, rate: Math.round(this.#throttle.rate(now)), pauseMs: this.settings.throttle.pauseMs },
+      'SMSC throttled this bind; pausing and slowing down',
+    );
+    this.#wakeIn(this.#throttle.pauseLeft(now));
+    return true;
+  }
+
+  /** Stops taking work, waits up to `drainMs` for outstanding responses, unbinds and closes. */
+  async stop(drainMs: number): Promise<void> {
+    this.#stopping = true;
+    this.#wake?.cancel();
+    this.#wake = undefined;
+    if (this.#backoffTimer) {
+      this.#backoffTimer.handle.cancel();
+      this.#backoffTimer.fire();
+    }
+    const session = this.#session;
+    if (session) {
+      this.#setState('stopping', 'stop requested');
+      await session.waitIdle(drainMs);
+      await session.unbind(Math.min(drainMs, this.settings.responseTimeoutMs));
+    }
+    await this.#running;
+    this.#running = undefined;
+  }
+
+  stats(): BindStats {
+    const now = this.clock.now();
+    return {
+      id: this.id,
+      upstream: this.settings.upstream,
+      state: this.#state,
+      outstanding: this.outstanding,
+      window: this.settings.window,
+      rate: this.settings.ratePerBind > 0 ? this.#throttle.rate(now) : 0,
+      tokens: this.settings.ratePerBind > 0 ? this.#bucket.available(now) : 0,
+      submitted: this.#submitted,
+      sentLastSecond: this.#sent.lastSecond(now),
+      maxSentPerSecond: this.#sent.maxPerSecond,
+      throttleEpisodes: this.#throttle.episodes,
+      reconnects: this.#reconnects,
+      lastError: this.#lastError,
+    };
+  }
+
+  #wakeIn(ms: number): void {
+    if (this.#wake) return;
+    this.#wake = this.clock.setTimer(ms, () => {
+      this.#wake = undefined;
+      this.handlers.ready();
+    });
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      this.#setState('connecting', `connecting to ${this.settings.connect.host}:${this.settings.connect.port}`);
+      const end = await this.#runSession();
+      if (this.#stopping) break;
+      const decision = this.#reconnect.next(end);
+      const why = describeEnd(end);
+      this.#lastError = why;
+      if (decision.action === 'stop') {
+        this.#setState('failed', why);
+        this.log.error({ event: 'bind_stopped', bind: this.id, reason: why }, 'bind stopped for good; fix the configuration and restart');
+        return;
+      }
+      this.#logOnce(`lost:${why}`, 'warn', { event: 'bind_down', bind: this.id, reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
+      this.#setState('backoff', why);
+      this.#reconnects++;
+      await new Promise<void>((resolve) => {
+        const handle = this.clock.setTimer(decision.delayMs, resolve);
+        this.#backoffTimer = { handle, fire: resolve };
+      });
+      this.#backoffTimer = undefined;
+    }
+    this.#setState('stopped', 'stopped');
+  }
+
+  async #runSession(): Promise<SessionEnd> {
+    let closed!: (reason: string) => void;
+    const closedPromise = new Promise<string>((resolve) => { closed = resolve; });
+    try {
+      const h = this.handlers;
+      this.#session = await Session.open<T>(this.settings, this.clock, this.log, {
+        response: (ctx, r) => h.response(ctx, r),
+        uncertain: (ctx, cause) => h.uncertain(ctx, cause),
+        late: (ctx, r) => h.late(ctx, r),
+        lateExpired: (ctx) => h.lateExpired(ctx),
+        deliver: (pdu) => h.deliver(pdu),
+        ready: () => h.ready(),
+        closed: (reason) => closed(reason),
+      });
+    } catch (e) {
+      this.#session = undefined;
+      if (e instanceof BindRejectedError) return { kind: 'bind_rejected', commandStatus: e.commandStatus };
+      return { kind: 'connect_failed', error: (e as Error).message };
+    }
+    if (this.#stopping) {
+      await this.#session.unbind(this.settings.responseTimeoutMs);
+      this.#session = undefined;
+      return { kind: 'stopped' };
+    }
+    this.#reconnect.onBound();
+    this.#lastLogged = '';
+    this.#setState('bound', 'bound');
+    this.log.info({ event: 'bound', bind: this.id, mode: this.settings.bindMode }, 'bind up');
+    this.handlers.ready();
+    const reason = await closedPromise;
+    this.#session = undefined;
+    return this.#stopping ? { kind: 'stopped' } : { kind: 'closed', reason };
+  }
+
+  #setState(state: BindState, detail: string): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.handlers.stateChanged(this, state, detail);
+  }
+
+  /** Logs a condition the first time it occurs in a row, so a long outage is one line, not thousands. */
+  #logOnce(key: string, level: 'warn' | 'error', fields: object, message: string): void {
+    if (this.#lastLogged === key) {
+      this.log.debug(fields, message);
+      return;
+    }
+    this.#lastLogged = key;
+    this.log[level](fields, message);
+  }
+}
+
+function describeEnd(end: SessionEnd): string {
+  switch (end.kind) {
+    case 'bind_rejected': return `bind rejected: ${statusName(end.commandStatus)}`;
+    case 'connect_failed': return `connect failed: ${end.error}`;
+    case 'closed': return end.reason;
+    case 'stopped': return 'stopped';
+  }
+}

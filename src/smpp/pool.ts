@@ -1,0 +1,82 @@
+import type { Clock } from '../core/clock.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { Log } from '../core/log.js';
+import type { BindState, BindStats } from './bind.js';
+import type { EngineMetrics } from './engine-metrics.js';
+import { UpstreamPool, type DeliverHandler, type MessageOutcome, type SubmitPart, type UpstreamSettings } from './upstream-pool.js';
+
+export interface PoolOptions {
+  upstreams: UpstreamSettings[];
+  clock: Clock;
+  log: Log;
+  metrics: EngineMetrics;
+  /** Receipts and MO messages; resolves to the deliver_sm_resp command_status. Default: log, answer 0. */
+  deliver?: DeliverHandler;
+  onBindState?: (upstream: string, bind: string, state: BindState, detail: string) => void;
+}
+
+/**
+ * Every upstream's binds behind one object (undici's pool shape): `submit` says through
+ * `accepting(upstream)` whether it takes more, and the 'drain' event (with the upstream name)
+ * says when to offer again.
+ */
+export class Pool {
+  readonly #upstreams = new Map<string, UpstreamPool>();
+  readonly #listeners = new Set<(upstream: string) => void>();
+
+  constructor(options: PoolOptions) {
+    const deliver: DeliverHandler = options.deliver ?? (async (upstream, bind, pdu) => {
+      options.log.info({ event: 'deliver_sm', upstream, bind, source: pdu.sourceAddr, esmClass: pdu.esmClass }, 'deliver_sm received (no handler configured)');
+      return 0;
+    });
+    for (const u of options.upstreams) {
+      const log = options.log.child({ upstream: u.name });
+      const pool = new UpstreamPool(u, options.clock, log, options.metrics, deliver,
+        (bind, state, detail) => options.onBindState?.(u.name, bind, state, detail));
+      pool.on('drain', () => { for (const l of this.#listeners) l(u.name); });
+      this.#upstreams.set(u.name, pool);
+    }
+  }
+
+  get upstreamNames(): string[] {
+    return [...this.#upstreams.keys()];
+  }
+
+  start(): void {
+    for (const u of this.#upstreams.values()) u.start();
+  }
+
+  accepting(upstream: string): boolean {
+    return this.#get(upstream).accepting;
+  }
+
+  queued(upstream: string): number {
+    return this.#get(upstream).queued;
+  }
+
+  /** Sends one message (its parts in order) through `upstream`. */
+  submit(upstream: string, parts: SubmitPart[]): Promise<MessageOutcome> {
+    return this.#get(upstream).submit(parts);
+  }
+
+  /** Calls `listener(upstream)` whenever an upstream that refused work takes it again. */
+  onDrain(listener: (upstream: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  stats(): BindStats[] {
+    return [...this.#upstreams.values()].flatMap((u) => u.stats());
+  }
+
+  /** Graceful stop: no new work, outstanding responses awaited up to `drainMs`, unbind, close. */
+  async stop(drainMs: number): Promise<void> {
+    await Promise.all([...this.#upstreams.values()].map((u) => u.stop(drainMs)));
+  }
+
+  #get(upstream: string): UpstreamPool {
+    const u = this.#upstreams.get(upstream);
+    if (!u) throw new SmppdError(ErrorCode.UNKNOWN_UPSTREAM, `no upstream named ${upstream}`);
+    return u;
+  }
+}

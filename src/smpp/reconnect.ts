@@ -1,0 +1,40 @@
+import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
+import { CREDENTIAL_ERRORS } from './command-status.js';
+
+/** Why a bind attempt or a bound session ended. */
+export type SessionEnd =
+  | { kind: 'bind_rejected'; commandStatus: number }
+  | { kind: 'connect_failed'; error: string }
+  | { kind: 'closed'; reason: string }
+  | { kind: 'stopped' };
+
+export type ReconnectDecision = { action: 'retry'; delayMs: number } | { action: 'stop'; reason: string };
+
+/**
+ * Decides what a bind does after its session ends: exponential backoff with full jitter,
+ * capped, so binds that lost the SMSC together do not come back together. A successful bind
+ * resets the steps, so one drop after a day of service does not wait a minute. Credential
+ * errors (ESME_RINVPASWD, ESME_RINVSYSID) stop the bind for good: retrying a wrong password
+ * gets the client's address banned. ESME_RALYBND (the SMSC still holds our previous bind) is
+ * an ordinary retry: close, wait, rebind. Pure except for `random`.
+ */
+export class ReconnectPolicy {
+  #attempt = 0;
+
+  constructor(
+    private readonly backoff: BackoffPolicy,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  onBound(): void {
+    this.#attempt = 0;
+  }
+
+  next(end: SessionEnd): ReconnectDecision {
+    if (end.kind === 'stopped') return { action: 'stop', reason: 'stopped' };
+    if (end.kind === 'bind_rejected' && CREDENTIAL_ERRORS.has(end.commandStatus)) {
+      return { action: 'stop', reason: 'credentials rejected' };
+    }
+    return { action: 'retry', delayMs: fullJitterDelay(this.backoff, this.#attempt++, this.random()) };
+  }
+}

@@ -1,0 +1,365 @@
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { Log } from '../core/log.js';
+import { Status, statusName } from './command-status.js';
+import { Connection, type ConnectSettings } from './connection.js';
+import { Keepalive } from './keepalive.js';
+import {
+  INTERFACE_VERSION_34, isResponseId,
+  type BindCommand, type DataSmPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu,
+} from './pdu.js';
+import { Window } from './window.js';
+import { commandName } from './wire.js';
+
+export type BindMode = 'transceiver' | 'transmitter' | 'receiver';
+
+/** One session's settings. Times in milliseconds. */
+export interface SessionSettings {
+  connect: ConnectSettings;
+  systemId: string;
+  password: string;
+  systemType: string;
+  bindMode: BindMode;
+  addressRange: string;
+  addrTon: number;
+  addrNpi: number;
+  /** Maximum submit_sm outstanding (the provider allows 100). */
+  window: number;
+  /** A submit_sm with no response after this long has an uncertain outcome. */
+  responseTimeoutMs: number;
+  /** Interval of our own enquire_link. */
+  enquireLinkMs: number;
+}
+
+/** A submit_sm answered by submit_sm_resp, or by generic_nack (messageId ''). */
+export interface SubmitResponse {
+  commandStatus: number;
+  messageId: string;
+  /** Milliseconds from write to response. */
+  latencyMs: number;
+}
+
+export interface SessionHandlers<T> {
+  response(ctx: T, response: SubmitResponse): void;
+  /** No response within the timeout, or the connection went away with the request outstanding. */
+  uncertain(ctx: T, cause: 'timeout' | 'connection_lost'): void;
+  /** A response for a request that had already timed out (within the grace period). */
+  late(ctx: T, response: SubmitResponse): void;
+  /** A timed-out request's grace period ended without a response. */
+  lateExpired(ctx: T): void;
+  /** A receipt or MO message; resolves to the command_status of deliver_sm_resp. */
+  deliver(pdu: DeliverSmPdu | DataSmPdu): Promise<number>;
+  /** A window slot was freed or the socket drained: the bind may pull more work. */
+  ready(): void;
+  /** The session ended; every outstanding request has been reported uncertain already. */
+  closed(reason: string): void;
+}
+
+const BIND_COMMAND: Record<BindMode, BindCommand> = {
+  transceiver: 'bind_transceiver',
+  transmitter: 'bind_transmitter',
+  receiver: 'bind_receiver',
+};
+
+/** The bind response was not ESME_ROK. */
+export class BindRejectedError extends SmppdError {
+  constructor(readonly commandStatus: number) {
+    super(ErrorCode.BIND_FAILED, `bind rejected: ${statusName(commandStatus)}`, { commandStatus });
+  }
+}
+
+interface LateEntry<T> {
+  ctx: T;
+  sentAt: number;
+  graceUntil: number;
+}
+
+/**
+ * One bound SMPP session over one connection: bind, sequence numbers, the submit_sm window with
+ * per-request expiry, late responses, enquire_link both ways, unbind both ways, generic_nack for
+ * what it cannot answer. It never retries or paces: the bind above it decides that.
+ */
+export class Session<T> {
+  #conn!: Connection;
+  #seq = 0;
+  #state: 'binding' | 'bound' | 'unbinding' | 'closed' = 'binding';
+  readonly #window: Window<T>;
+  #late = new Map<number, LateEntry<T>>();
+  #sweep: TimerHandle | undefined;
+  #sweepAt = Infinity;
+  #keepalive: Keepalive | undefined;
+  #bindWaiter: { seq: number; resolve: (status: number) => void } | undefined;
+  #unbindWaiter: { seq: number; resolve: () => void } | undefined;
+  #idleWaiters: Array<() => void> = [];
+
+  private constructor(
+    private readonly settings: SessionSettings,
+    private readonly clock: Clock,
+    private readonly log: Log,
+    private readonly handlers: SessionHandlers<T>,
+  ) {
+    this.#window = new Window<T>(settings.window, settings.responseTimeoutMs);
+  }
+
+  /** Connects and binds. Rejects with BindRejectedError or a CONNECTION_CLOSED SmppdError. */
+  static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>): Promise<Session<T>> {
+    const session = new Session<T>(settings, clock, log, handlers);
+    session.#conn = await Connection.open(settings.connect, clock, {
+      pdu: (pdu) => session.#onPdu(pdu),
+      badBody: (id, seq, reason, nackStatus) => session.#onBadBody(id, seq, reason, nackStatus),
+      drain: () => handlers.ready(),
+      closed: (reason) => session.#onClosed(reason),
+    });
+    await session.#bind();
+    return session;
+  }
+
+  get isBound(): boolean {
+    return this.#state === 'bound';
+  }
+
+  get outstanding(): number {
+    return this.#window.outstanding;
+  }
+
+  get windowSize(): number {
+    return this.#window.size;
+  }
+
+  /** True when a submit_sm can be written now: bound, a free slot, and no socket backpressure. */
+  get canSubmit(): boolean {
+    return this.#state === 'bound' && this.#window.free > 0 && this.#conn.writable;
+  }
+
+  /** Writes a submit_sm. Only call when `canSubmit`; returns false (nothing sent) otherwise. */
+  submit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
+    if (!this.canSubmit) return false;
+    const seq = this.#nextSeq();
+    const now = this.clock.now();
+    this.#window.offer(seq, ctx, now);
+    this.#conn.send({ ...pdu, sequenceNumber: seq } as SubmitSmPdu);
+    if (this.#sweep === undefined) this.#scheduleSweep(now + this.settings.responseTimeoutMs);
+    return true;
+  }
+
+  /** Resolves true once nothing is outstanding, false after `timeoutMs`. */
+  waitIdle(timeoutMs: number): Promise<boolean> {
+    if (this.#window.outstanding === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(timeoutMs, () => resolve(false));
+      this.#idleWaiters.push(() => { timer.cancel(); resolve(true); });
+    });
+  }
+
+  /** Sends unbind, waits for unbind_resp up to `timeoutMs`, then closes. */
+  async unbind(timeoutMs: number): Promise<void> {
+    if (this.#state !== 'bound') {
+      this.close('unbind requested');
+      return;
+    }
+    this.#state = 'unbinding';
+    const seq = this.#nextSeq();
+    await new Promise<void>((resolve) => {
+      const timer = this.clock.setTimer(timeoutMs, resolve);
+      this.#unbindWaiter = { seq, resolve: () => { timer.cancel(); resolve(); } };
+      this.#conn.send({ command: 'unbind', commandStatus: 0, sequenceNumber: seq });
+    });
+    this.close('unbound');
+  }
+
+  close(reason: string): void {
+    this.#conn.close(reason);
+  }
+
+  // --- binding ---------------------------------------------------------------------------------
+
+  async #bind(): Promise<void> {
+    const s = this.settings;
+    const seq = this.#nextSeq();
+    const status = await new Promise<number>((resolve, reject) => {
+      const timer = this.clock.setTimer(s.responseTimeoutMs, () => {
+        this.close('no bind response');
+        reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, `no bind response within ${s.responseTimeoutMs} ms`));
+      });
+      this.#bindWaiter = { seq, resolve: (st) => { timer.cancel(); resolve(st); } };
+      this.#closedBeforeBind = (reason) => { timer.cancel(); reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, reason)); };
+      this.#conn.send({
+        command: BIND_COMMAND[s.bindMode], commandStatus: 0, sequenceNumber: seq,
+        systemId: s.systemId, password: s.password, systemType: s.systemType,
+        interfaceVersion: INTERFACE_VERSION_34, addrTon: s.addrTon, addrNpi: s.addrNpi, addressRange: s.addressRange,
+      });
+    });
+    this.#closedBeforeBind = undefined;
+    if (status !== Status.ROK) {
+      this.close('bind rejected');
+      throw new BindRejectedError(status);
+    }
+    this.#state = 'bound';
+    this.#keepalive = new Keepalive({
+      sendEnquireLink: () => this.#conn.send({ command: 'enquire_link', commandStatus: 0, sequenceNumber: this.#nextSeq() }),
+      lastReceivedAt: () => this.#conn.lastReceivedAt(),
+      closeDead: (reason) => this.close(reason),
+    }, this.clock, this.settings.enquireLinkMs, this.settings.responseTimeoutMs);
+    this.#keepalive.start();
+  }
+
+  #closedBeforeBind: ((reason: string) => void) | undefined;
+
+  // --- inbound ---------------------------------------------------------------------------------
+
+  #onPdu(pdu: Pdu): void {
+    switch (pdu.command) {
+      case 'submit_sm_resp':
+        this.#settle(pdu.sequenceNumber, { commandStatus: pdu.commandStatus, messageId: pdu.messageId });
+        return;
+      case 'generic_nack':
+        // SMPP v3.4 §4.3: a generic_nack answers the request with the same sequence number.
+        if (this.#bindWaiter?.seq === pdu.sequenceNumber) return this.#bindWaiter.resolve(pdu.commandStatus || Status.RSYSERR);
+        this.#settle(pdu.sequenceNumber, { commandStatus: pdu.commandStatus || Status.RSYSERR, messageId: '' });
+        return;
+      case 'bind_transceiver_resp':
+      case 'bind_transmitter_resp':
+      case 'bind_receiver_resp':
+        if (this.#bindWaiter?.seq === pdu.sequenceNumber) this.#bindWaiter.resolve(pdu.commandStatus);
+        return;
+      case 'enquire_link':
+        this.#conn.send({ command: 'enquire_link_resp', commandStatus: 0, sequenceNumber: pdu.sequenceNumber });
+        return;
+      case 'enquire_link_resp':
+        return; // liveness is tracked by Connection.lastReceivedAt
+      case 'unbind':
+        this.log.warn({ event: 'unbind_received' }, 'SMSC sent unbind; closing the session');
+        this.#conn.send({ command: 'unbind_resp', commandStatus: 0, sequenceNumber: pdu.sequenceNumber });
+        this.#conn.end('unbind from SMSC');
+        return;
+      case 'unbind_resp':
+        if (this.#unbindWaiter?.seq === pdu.sequenceNumber) this.#unbindWaiter.resolve();
+        return;
+      case 'deliver_sm':
+      case 'data_sm':
+        this.#onDeliver(pdu);
+        return;
+      case 'deliver_sm_resp':
+      case 'data_sm_resp':
+        return; // we never send deliver_sm or data_sm
+      case 'submit_sm':
+      case 'bind_transceiver':
+      case 'bind_transmitter':
+      case 'bind_receiver':
+        // An SMSC does not send these to an ESME (SMPP v3.4 §2.3).
+        this.#nack(pdu.sequenceNumber, Status.RINVCMDID);
+        return;
+      case 'other':
+        if (isResponseId(pdu.commandId)) {
+          this.log.warn({ event: 'unexpected_response', command: pdu.name, sequenceNumber: pdu.sequenceNumber }, 'response to nothing we sent; ignored');
+        } else {
+          this.#nack(pdu.sequenceNumber, Status.RINVCMDID);
+        }
+        return;
+    }
+  }
+
+  #onBadBody(commandId: number, sequenceNumber: number, reason: string, nackStatus: number): void {
+    this.log.warn({ event: 'malformed_pdu', command: commandName(commandId), sequenceNumber, reason }, 'malformed PDU from SMSC');
+    // A broken response cannot be answered; its request will expire and follow the uncertain policy.
+    if (!isResponseId(commandId)) this.#nack(sequenceNumber, nackStatus);
+  }
+
+  #onDeliver(pdu: DeliverSmPdu | DataSmPdu): void {
+    const respond = (status: number): void => {
+      if (!this.#conn.isOpen) return;
+      this.#conn.send({ command: pdu.command === 'deliver_sm' ? 'deliver_sm_resp' : 'data_sm_resp', commandStatus: status, sequenceNumber: pdu.sequenceNumber, messageId: '' });
+    };
+    this.handlers.deliver(pdu).then(respond, (e: unknown) => {
+      // A temporary error makes the SMSC deliver it again later (SMPP v3.4 §5.1.3).
+      this.log.error({ event: 'deliver_failed', err: (e as Error).message }, 'could not take a deliver_sm; answered with a temporary error');
+      respond(Status.RX_T_APPN);
+    });
+  }
+
+  #settle(seq: number, resp: { commandStatus: number; messageId: string }): void {
+    const now = this.clock.now();
+    const entry = this.#window.complete(seq);
+    if (entry) {
+      this.handlers.response(entry.value, { ...resp, latencyMs: now - entry.sentAt });
+      this.#afterSlotFreed();
+      return;
+    }
+    const late = this.#late.get(seq);
+    if (late) {
+      this.#late.delete(seq);
+      this.handlers.late(late.ctx, { ...resp, latencyMs: now - late.sentAt });
+      return;
+    }
+    this.log.warn({ event: 'unmatched_response', sequenceNumber: seq }, 'submit_sm_resp for no outstanding request; ignored');
+  }
+
+  #afterSlotFreed(): void {
+    if (this.#window.outstanding === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of waiters) w();
+    }
+    if (this.#state === 'bound') this.handlers.ready();
+  }
+
+  #nack(sequenceNumber: number, status: number): void {
+    this.#conn.send({ command: 'generic_nack', commandStatus: status, sequenceNumber });
+  }
+
+  // --- expiry ----------------------------------------------------------------------------------
+
+  #scheduleSweep(at: number): void {
+    if (at >= this.#sweepAt && this.#sweep) return;
+    this.#sweep?.cancel();
+    this.#sweepAt = at;
+    this.#sweep = this.clock.setTimer(Math.max(0, at - this.clock.now()), () => this.#onSweep());
+  }
+
+  #onSweep(): void {
+    this.#sweep = undefined;
+    this.#sweepAt = Infinity;
+    const now = this.clock.now();
+    const expired = this.#window.expire(now);
+    for (const entry of expired) {
+      this.#late.set(entry.sequenceNumber, { ctx: entry.value, sentAt: entry.sentAt, graceUntil: now + this.settings.responseTimeoutMs });
+      this.handlers.uncertain(entry.value, 'timeout');
+    }
+    let nextLate = Infinity;
+    for (const [seq, late] of this.#late) {
+      if (late.graceUntil <= now) {
+        this.#late.delete(seq);
+        this.handlers.lateExpired(late.ctx);
+      } else {
+        nextLate = Math.min(nextLate, late.graceUntil);
+      }
+    }
+    if (expired.length > 0) this.#afterSlotFreed();
+    const next = Math.min(this.#window.nextExpiry() ?? Infinity, nextLate);
+    if (next !== Infinity && this.#state !== 'closed') this.#scheduleSweep(next);
+  }
+
+  // --- teardown --------------------------------------------------------------------------------
+
+  #onClosed(reason: string): void {
+    const wasBound = this.#state === 'bound' || this.#state === 'unbinding';
+    this.#state = 'closed';
+    this.#keepalive?.stop();
+    this.#sweep?.cancel();
+    this.#sweep = undefined;
+    this.#closedBeforeBind?.(reason);
+    this.#unbindWaiter?.resolve();
+    for (const entry of this.#window.clear()) this.handlers.uncertain(entry.value, 'connection_lost');
+    for (const late of this.#late.values()) this.handlers.lateExpired(late.ctx);
+    this.#late.clear();
+    for (const w of this.#idleWaiters) w();
+    this.#idleWaiters = [];
+    if (wasBound) this.handlers.closed(reason);
+  }
+
+  #nextSeq(): number {
+    // SMPP v3.4 §5.1.4: 0x00000001–0x7FFFFFFF.
+    this.#seq = this.#seq >= 0x7fffffff ? 1 : this.#seq + 1;
+    return this.#seq;
+  }
+}

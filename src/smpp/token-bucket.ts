@@ -1,0 +1,57 @@
+/**
+ * `rate` tokens per second, at most `burst` saved; one segment (one submit_sm) costs one token.
+ * Pure: time is an argument. A rate of 0 means unpaced: every take succeeds.
+ */
+export class TokenBucket {
+  #tokens: number;
+  #last: number;
+  #rate: number;
+
+  constructor(rate: number, private readonly burst: number, now: number) {
+    this.#rate = rate;
+    this.#tokens = burst;
+    this.#last = now;
+  }
+
+  get rate(): number {
+    return this.#rate;
+  }
+
+  /** Tokens available at `now` (fractional). */
+  available(now: number): number {
+    this.#refill(now);
+    return this.#rate === 0 ? Infinity : this.#tokens;
+  }
+
+  /** Changes the refill rate from `now` on; tokens saved so far are kept (never above burst). */
+  setRate(rate: number, now: number): void {
+    this.#refill(now);
+    this.#rate = rate;
+  }
+
+  /** Takes `cost` tokens and returns 0, or the milliseconds to wait before asking again. */
+  take(cost: number, now: number): number {
+    if (this.#rate === 0) return 0;
+    this.#refill(now);
+    if (this.#tokens >= cost) {
+      this.#tokens -= cost;
+      return 0;
+    }
+    return Math.max(1, Math.ceil(((cost - this.#tokens) / this.#rate) * 1000));
+  }
+
+  /**
+   * Empties the bucket and saves nothing before `until`: after a throttle pause the bind starts
+   * from zero tokens, instead of spending a burst saved up while it was paused.
+   */
+  holdUntil(until: number): void {
+    this.#tokens = 0;
+    this.#last = Math.max(this.#last, until);
+  }
+
+  #refill(now: number): void {
+    if (now <= this.#last) return;
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) * this.#rate) / 1000);
+    this.#last = now;
+  }
+}

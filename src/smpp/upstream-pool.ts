@@ -1,0 +1,342 @@
+import { EventEmitter } from 'node:events';
+import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { Log } from '../core/log.js';
+import { Bind, type BindSettings, type BindState, type BindStats } from './bind.js';
+import { classify, THROTTLE_ERRORS, type CommandStatusTable } from './command-status.js';
+import type { EngineMetrics } from './engine-metrics.js';
+import { JobQueue } from './job-queue.js';
+import type { DataSmPdu, DeliverSmPdu, SubmitSmPdu } from './pdu.js';
+import type { SubmitResponse } from './session.js';
+
+/** One submit_sm to send; the pool assigns the sequence number. */
+export type SubmitPart = Omit<SubmitSmPdu, 'sequenceNumber'>;
+
+/** What became of one part. */
+export type PartOutcome =
+  | { kind: 'accepted'; messageId: string; attempts: number; bind: string; latencyMs: number }
+  | { kind: 'rejected'; commandStatus: number; statusName: string; attempts: number }
+  | { kind: 'failed'; commandStatus: number; statusName: string; attempts: number }
+  /** No response and the policy says not to resend (or the pool stopped): it may or may not have gone out. */
+  | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number }
+  /** Never written: the pool stopped, or an earlier part of the message failed. */
+  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' };
+
+export interface MessageOutcome {
+  parts: PartOutcome[];
+}
+
+/** What to do with a request whose outcome is uncertain (no response in time, link dropped). */
+export type UncertainPolicy = 'resend' | 'fail';
+
+export interface UpstreamSettings {
+  name: string;
+  /** One entry per bind; `index` 0..n-1. */
+  binds: BindSettings[];
+  onUncertain: UncertainPolicy;
+  /** Attempts per part for retryable statuses other than throttling (≥ 1). */
+  maxAttempts: number;
+  retryBackoff: BackoffPolicy;
+  /** Jobs waiting for a bind before `submit` refuses with POOL_FULL (≥ 1). */
+  maxQueued: number;
+  statusTable: CommandStatusTable;
+}
+
+export type DeliverHandler = (upstream: string, bind: string, pdu: DeliverSmPdu | DataSmPdu) => Promise<number>;
+
+interface Job {
+  ticket: number;
+  parts: SubmitPart[];
+  outcomes: PartOutcome[];
+  index: number;
+  attempts: number;
+  /** Identifies the current attempt; responses to older attempts are duplicates. */
+  attempt: number;
+  inFlight: boolean;
+  /** Policy `fail`: timed out, waiting for a late response until the grace period ends. */
+  awaitingLate: boolean;
+  done: boolean;
+  resolve: (outcome: MessageOutcome) => void;
+}
+
+interface Ctx {
+  job: Job;
+  attempt: number;
+  part: number;
+  bind: Bind<Ctx>;
+}
+
+/**
+ * The binds of one upstream and the queue in front of them. Each message is a job whose parts
+ * go out one after another (a part is sent once the previous one is accepted), so retried parts
+ * never overtake each other; many messages are in flight at once across the binds. A submit goes
+ * to the bound bind with the fewest outstanding requests that has a free slot and a token. Work
+ * never belongs to a bind, so one bind going down never stalls the rest.
+ *
+ * Emits 'drain' when the queue drops below `maxQueued` after reaching it.
+ */
+export class UpstreamPool extends EventEmitter {
+  readonly name: string;
+  readonly #binds: Bind<Ctx>[];
+  readonly #queue = new JobQueue<Job>();
+  #delayTimer: { at: number; handle: TimerHandle } | undefined;
+  #pumping = false;
+  #pumpAgain = false;
+  #stopping = false;
+  #full = false;
+
+  constructor(
+    private readonly settings: UpstreamSettings,
+    private readonly clock: Clock,
+    private readonly log: Log,
+    private readonly metrics: EngineMetrics,
+    deliver: DeliverHandler,
+    onBindState: (bind: string, state: BindState, detail: string) => void = () => {},
+  ) {
+    super();
+    this.name = settings.name;
+    this.#binds = settings.binds.map((b) => new Bind<Ctx>(b, clock, log.child({ bind: `${b.upstream}#${b.index}` }), {
+      response: (ctx, r) => this.#onResponse(ctx, r),
+      uncertain: (ctx, cause) => this.#onUncertain(ctx, cause),
+      late: (ctx, r) => this.#onLate(ctx, r),
+      lateExpired: (ctx) => this.#onLateExpired(ctx),
+      deliver: (pdu) => deliver(this.name, `${b.upstream}#${b.index}`, pdu),
+      ready: () => this.#pump(),
+      stateChanged: (bind, state, detail) => {
+        if (state === 'backoff') metrics.reconnect(this.name, bind.id);
+        onBindState(bind.id, state, detail);
+      },
+    }));
+  }
+
+  start(): void {
+    for (const b of this.#binds) b.start();
+  }
+
+  /** True while `submit` takes more work. */
+  get accepting(): boolean {
+    return !this.#stopping && this.#queue.size < this.settings.maxQueued;
+  }
+
+  /** Jobs waiting for a bind (ready or delayed). */
+  get queued(): number {
+    return this.#queue.size;
+  }
+
+  /** Sends the parts of one message in order. Resolves when every part has an outcome. */
+  submit(parts: SubmitPart[]): Promise<MessageOutcome> {
+    if (this.#stopping) return Promise.reject(new SmppdError(ErrorCode.POOL_STOPPED, `upstream ${this.name} is stopping`));
+    if (this.#queue.size >= this.settings.maxQueued) {
+      this.#full = true;
+      return Promise.reject(new SmppdError(ErrorCode.POOL_FULL, `upstream ${this.name} has ${this.#queue.size} messages queued`));
+    }
+    return new Promise((resolve) => {
+      const job: Job = {
+        ticket: 0, parts, outcomes: [], index: 0, attempts: 0, attempt: 0,
+        inFlight: false, awaitingLate: false, done: false, resolve,
+      };
+      if (parts.length === 0) return this.#finish(job);
+      this.#queue.pushBack(job);
+      if (this.#queue.size >= this.settings.maxQueued) this.#full = true;
+      this.#pump();
+    });
+  }
+
+  /** Stops taking work; queued parts come back 'unsent'; outstanding ones get up to `drainMs`. */
+  async stop(drainMs: number): Promise<void> {
+    this.#stopping = true;
+    this.#delayTimer?.handle.cancel();
+    this.#delayTimer = undefined;
+    for (const job of this.#queue.drainAll()) this.#finishRest(job, { kind: 'unsent', reason: 'stopped' });
+    await Promise.all(this.#binds.map((b) => b.stop(drainMs)));
+  }
+
+  stats(): BindStats[] {
+    return this.#binds.map((b) => b.stats());
+  }
+
+  // --- sending ---------------------------------------------------------------------------------
+
+  #pump(): void {
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    this.#pumping = true;
+    try {
+      do {
+        this.#pumpAgain = false;
+        this.#sendReady();
+      } while (this.#pumpAgain);
+    } finally {
+      this.#pumping = false;
+    }
+    if (this.#full && this.accepting) {
+      this.#full = false;
+      this.emit('drain');
+    }
+  }
+
+  #sendReady(): void {
+    const candidates = this.#binds.filter((b) => b.hasCapacity);
+    while (candidates.length > 0) {
+      const job = this.#queue.peek();
+      if (!job) return;
+      // Least outstanding first.
+      let best = 0;
+      for (let i = 1; i < candidates.length; i++) {
+        if (candidates[i]!.outstanding < candidates[best]!.outstanding) best = i;
+      }
+      const bind = candidates[best]!;
+      job.attempt++;
+      const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
+      if (bind.trySubmit(job.parts[job.index]!, ctx)) {
+        this.#queue.shift();
+        job.inFlight = true;
+        if (!bind.hasCapacity) candidates.splice(best, 1);
+      } else {
+        job.attempt--;
+        candidates.splice(best, 1);
+      }
+    }
+  }
+
+  // --- outcomes --------------------------------------------------------------------------------
+
+  #onResponse(ctx: Ctx, r: SubmitResponse): void {
+    const { job } = ctx;
+    const status = classify(this.settings.statusTable, r.commandStatus);
+    this.metrics.response(this.name, status.name, r.latencyMs);
+    if (ctx.attempt !== job.attempt || job.done) {
+      if (status.class === 'ok') this.metrics.duplicate(this.name);
+      return;
+    }
+    job.inFlight = false;
+    job.awaitingLate = false;
+    this.#apply(job, ctx, r, status.class, status.name);
+  }
+
+  #apply(job: Job, ctx: Ctx, r: SubmitResponse, cls: string, name: string): void {
+    switch (cls) {
+      case 'ok':
+        job.outcomes[job.index] = { kind: 'accepted', messageId: r.messageId, attempts: job.attempts + 1, bind: ctx.bind.id, latencyMs: r.latencyMs };
+        return this.#advance(job);
+      case 'reject':
+        job.outcomes[job.index] = { kind: 'rejected', commandStatus: r.commandStatus, statusName: name, attempts: job.attempts + 1 };
+        return this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+      case 'retry':
+        if (THROTTLE_ERRORS.has(r.commandStatus)) {
+          // The SMSC is asking us to slow down, not saying the message is bad: no attempt is used.
+          if (ctx.bind.onThrottled()) this.metrics.throttled(this.name, ctx.bind.id);
+          this.metrics.retry(this.name, name);
+          return this.#requeue(job, 0);
+        }
+        return this.#retryOrFail(job, r.commandStatus, name);
+      default:
+        // 'fail': the bind is at fault (e.g. ESME_RINVBNDSTS); the part goes to another attempt.
+        this.log.warn({ event: 'bind_error_status', bind: ctx.bind.id, status: name }, 'submit_sm refused for a bind-level reason; retrying the part');
+        return this.#retryOrFail(job, r.commandStatus, name);
+    }
+  }
+
+  #retryOrFail(job: Job, commandStatus: number, name: string): void {
+    job.attempts++;
+    if (job.attempts >= this.settings.maxAttempts) {
+      job.outcomes[job.index] = { kind: 'failed', commandStatus, statusName: name, attempts: job.attempts };
+      return this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+    }
+    this.metrics.retry(this.name, name);
+    this.#requeue(job, fullJitterDelay(this.settings.retryBackoff, job.attempts - 1, Math.random()));
+  }
+
+  #onUncertain(ctx: Ctx, cause: 'timeout' | 'connection_lost'): void {
+    const { job } = ctx;
+    this.metrics.uncertain(this.name, cause);
+    if (ctx.attempt !== job.attempt || job.done) return;
+    job.inFlight = false;
+    job.attempts++;
+    const resend = this.settings.onUncertain === 'resend' && !this.#stopping && job.attempts < this.settings.maxAttempts;
+    if (resend) {
+      this.log.debug({ event: 'uncertain_resend', cause, part: job.index }, 'resending a part with an uncertain outcome');
+      return this.#requeue(job, 0);
+    }
+    if (cause === 'timeout' && !this.#stopping) {
+      job.awaitingLate = true; // a late submit_sm_resp may still settle it
+      return;
+    }
+    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts };
+    this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+  }
+
+  #onLate(ctx: Ctx, r: SubmitResponse): void {
+    const { job } = ctx;
+    this.metrics.lateResponse(this.name);
+    if (job.done || job.index !== ctx.part) {
+      if (r.commandStatus === 0) this.metrics.duplicate(this.name);
+      return;
+    }
+    const status = classify(this.settings.statusTable, r.commandStatus);
+    if (!job.awaitingLate && status.class !== 'ok' && status.class !== 'reject') return; // the resend will decide
+    if (job.inFlight) job.attempt++; // the resend in flight is now a duplicate
+    this.#queue.withdraw(job);
+    job.inFlight = false;
+    job.awaitingLate = false;
+    job.attempts--; // the uncertain attempt turned out to be answered
+    this.#apply(job, ctx, r, status.class, status.name);
+  }
+
+  #onLateExpired(ctx: Ctx): void {
+    const { job } = ctx;
+    if (!job.awaitingLate || ctx.attempt !== job.attempt || job.done) return;
+    job.awaitingLate = false;
+    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts };
+    this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+  }
+
+  #advance(job: Job): void {
+    job.index++;
+    job.attempts = 0;
+    if (job.index >= job.parts.length) return this.#finish(job);
+    if (this.#stopping) return this.#finishRest(job, { kind: 'unsent', reason: 'stopped' });
+    this.#queue.pushFront(job);
+    this.#pump();
+  }
+
+  #requeue(job: Job, delayMs: number): void {
+    if (this.#stopping) return this.#finishRest(job, { kind: 'unsent', reason: 'stopped' });
+    if (delayMs <= 0) {
+      this.#queue.pushFront(job);
+      this.#pump();
+      return;
+    }
+    const at = this.clock.now() + delayMs;
+    this.#queue.pushDelayed(job, at);
+    this.#armDelayTimer(at);
+  }
+
+  #armDelayTimer(at: number): void {
+    if (this.#delayTimer && this.#delayTimer.at <= at) return;
+    this.#delayTimer?.handle.cancel();
+    const handle = this.clock.setTimer(at - this.clock.now(), () => {
+      this.#delayTimer = undefined;
+      const next = this.#queue.release(this.clock.now());
+      if (next !== undefined) this.#armDelayTimer(next);
+      this.#pump();
+    });
+    this.#delayTimer = { at, handle };
+  }
+
+  /** Gives every part from the current one on the same outcome, then finishes. */
+  #finishRest(job: Job, outcome: PartOutcome & { kind: 'unsent' }): void {
+    for (let i = job.index; i < job.parts.length; i++) job.outcomes[i] ??= outcome;
+    this.#finish(job);
+  }
+
+  #finish(job: Job): void {
+    if (job.done) return;
+    job.done = true;
+    this.#queue.withdraw(job);
+    job.resolve({ parts: job.outcomes });
+  }
+}

@@ -1,0 +1,213 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock, SystemClock } from '../../src/core/clock.js';
+import { silentLog } from '../../src/core/log.js';
+import type { Pool } from '../../src/smpp/pool.js';
+import { SmscSimulator } from '../../src/simulator/simulator.js';
+import { ioTurns, makePool, part, recordingMetrics, testTls, until } from '../support/engine.js';
+
+const clock = new SystemClock();
+const running: Array<{ pool?: Pool; sim?: SmscSimulator }> = [];
+
+async function simulator(opts: Partial<ConstructorParameters<typeof SmscSimulator>[0]> = {}): Promise<{ sim: SmscSimulator; port: number }> {
+  const sim = new SmscSimulator({
+    host: '127.0.0.1', port: 0, accounts: [{ systemId: 'smppclient1', password: 'password' }], record: true, ...opts,
+  }, clock, silentLog);
+  const { port } = await sim.start();
+  running.push({ sim });
+  return { sim, port };
+}
+
+function track(pool: Pool): Pool {
+  running.push({ pool });
+  pool.start();
+  return pool;
+}
+
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) {
+    await r.pool?.stop(100);
+    await r.sim?.stop();
+  }
+});
+
+const accepted = (o: Awaited<ReturnType<Pool['submit']>>) => o.parts.every((p) => p.kind === 'accepted');
+
+describe('engine over real sockets', () => {
+  it('binds, submits and gets a distinct message id per part over plain TCP', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port, binds: 2 }, clock));
+    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => pool.submit('sim', [part(`4915100000${i}`)])));
+    expect(outcomes.every(accepted)).toBe(true);
+    const ids = outcomes.map((o) => (o.parts[0]!.kind === 'accepted' ? o.parts[0]!.messageId : ''));
+    expect(new Set(ids).size).toBe(200);
+    expect(sim.counters().totals.submitsReceived).toBe(200);
+  });
+
+  it('binds and submits over TLS, verifying the simulator certificate', async () => {
+    const { sim, port } = await simulator({ tls: { cert: testTls.serverCert(), key: testTls.serverKey() } });
+    const pool = track(makePool({ port, tls: true }, clock));
+    const outcome = await pool.submit('sim', [part('4915112345678')]);
+    expect(accepted(outcome)).toBe(true);
+    expect(sim.counters().totals.submitsReceived).toBe(1);
+  });
+
+  it('sends the parts of one message in order', async () => {
+    const { sim, port } = await simulator({ behaviour: { responseDelayMs: { min: 0, max: 5 } } });
+    const pool = track(makePool({ port, binds: 3 }, clock));
+    const parts = ['one', 'two', 'three', 'four'].map((t) => part('4915112345678', t));
+    expect(accepted(await pool.submit('sim', parts))).toBe(true);
+    expect(sim.recordedSubmits().map((s) => s.shortMessage.toString())).toEqual(['one', 'two', 'three', 'four']);
+  });
+
+  it('regression (smpp Session has no window): never holds more than the window outstanding under random delays', async () => {
+    const { sim, port } = await simulator({ behaviour: { responseDelayMs: { min: 0, max: 20 } } });
+    const pool = track(makePool({ port, binds: 2, window: 10 }, clock));
+    const outcomes = await Promise.all(Array.from({ length: 1000 }, (_, i) => pool.submit('sim', [part(`49151${i}`)])));
+    expect(outcomes.every(accepted)).toBe(true);
+    const binds = sim.counters().binds;
+    expect(binds).toHaveLength(2);
+    for (const b of binds) expect(b.maxOutstanding).toBeLessThanOrEqual(10);
+    expect(Math.max(...binds.map((b) => b.maxOutstanding))).toBe(10);
+  });
+
+  it('connection dropped with 100 outstanding: reconnects, resends the uncertain ones, loses nothing, counts every duplicate', async () => {
+    const { sim, port } = await simulator({ behaviour: { responseDelayMs: 60_000 } });
+    const { counts, metrics } = recordingMetrics();
+    const pool = track(makePool({ port, window: 100 }, clock, { metrics }));
+    const results = Promise.all(Array.from({ length: 300 }, (_, i) => pool.submit('sim', [part(`4917${i}`)])));
+    await until(() => sim.counters().totals.submitsReceived === 100, 5_000, '100 outstanding');
+    expect(pool.stats()[0]!.outstanding).toBe(100);
+    sim.setBehaviour({ responseDelayMs: 0 });
+    sim.dropConnections();
+    const outcomes = await results;
+    expect(outcomes.every(accepted)).toBe(true);
+    expect(counts.uncertain).toBe(100);
+    expect(counts.reconnect).toBe(1);
+    // Each destination reached the SMSC; the only repeats are the 100 resends the metric counted.
+    const seen = sim.recordedSubmits().map((s) => s.destinationAddr);
+    expect(new Set(seen).size).toBe(300);
+    expect(seen.length).toBe(300 + counts.uncertain);
+  });
+
+  it('connection dropped with policy fail: the outstanding parts come back uncertain, the rest are sent', async () => {
+    const { sim, port } = await simulator({ behaviour: { responseDelayMs: 60_000 } });
+    const pool = track(makePool({ port, window: 10, onUncertain: 'fail' }, clock));
+    const results = Promise.all(Array.from({ length: 30 }, (_, i) => pool.submit('sim', [part(`4918${i}`)])));
+    await until(() => sim.counters().totals.submitsReceived === 10, 5_000, '10 outstanding');
+    sim.setBehaviour({ responseDelayMs: 0 });
+    sim.dropConnections();
+    const outcomes = await results;
+    const kinds = outcomes.map((o) => o.parts[0]!.kind);
+    expect(kinds.filter((k) => k === 'uncertain')).toHaveLength(10);
+    expect(kinds.filter((k) => k === 'accepted')).toHaveLength(20);
+    expect(sim.recordedSubmits()).toHaveLength(30);
+  });
+
+  it('regression (smpp Session callbacks never expire): an unanswered submit_sm expires and a late response settles it', async () => {
+    const manual = new ManualClock();
+    const { sim, port } = await simulator({ behaviour: { responseDelayMs: 300 } });
+    const { counts, metrics } = recordingMetrics();
+    const pool = track(makePool({ port, responseTimeoutMs: 1_000, onUncertain: 'fail' }, manual, { metrics }));
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound');
+    const result = pool.submit('sim', [part('4915112345678')]);
+    await until(() => sim.counters().totals.submitsReceived === 1, 5_000, 'submit at SMSC');
+    manual.advance(1_000); // the pool's clock says the response is overdue
+    expect(counts.uncertain).toBe(1);
+    const outcome = await result; // the simulator answers 300 ms of real time later: a late response
+    expect(outcome.parts[0]!.kind).toBe('accepted');
+    expect(counts.late).toBe(1);
+  });
+
+  it('bad password: one bind attempt, an error, and no reconnect storm', async () => {
+    const manual = new ManualClock();
+    const { sim, port } = await simulator();
+    const states: string[] = [];
+    const pool = makePool({ port, password: 'wrong' }, manual);
+    running.push({ pool });
+    const poolWithStates = pool;
+    poolWithStates.start();
+    await until(() => pool.stats()[0]!.state === 'failed', 5_000, 'bind failed');
+    for (let i = 0; i < 60; i++) {
+      manual.advance(10_000); // ten minutes of backoff timers, if there were any
+      await ioTurns();
+    }
+    states.push(pool.stats()[0]!.state);
+    expect(states).toEqual(['failed']);
+    expect(sim.counters().totals.bindsRejected).toBe(1);
+    expect(pool.stats()[0]!.lastError).toMatch(/ESME_RINVPASWD/);
+  });
+
+  it('enquire_link unanswered: closes the link and binds again', async () => {
+    const manual = new ManualClock();
+    const { sim, port } = await simulator({ behaviour: { answerEnquireLink: false } });
+    const pool = track(makePool({ port, enquireLinkMs: 30_000, responseTimeoutMs: 10_000 }, manual));
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound');
+    manual.advance(30_000);
+    await until(() => sim.counters().totals.enquireLinksReceived === 1, 5_000, 'enquire_link at SMSC');
+    manual.advance(10_000);
+    await until(() => pool.stats()[0]!.state !== 'bound', 5_000, 'link closed');
+    sim.setBehaviour({ answerEnquireLink: true });
+    for (let i = 0; i < 20 && pool.stats()[0]!.state !== 'bound'; i++) {
+      manual.advance(1_000); // past the reconnect backoff
+      await ioTurns(20);
+    }
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound again');
+    expect(pool.stats()[0]!.reconnects).toBe(1);
+    expect(sim.counters().binds).toHaveLength(2);
+  });
+
+  it('malformed PDU from the SMSC (bad command_length): link reset, process alive, work continues', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port }, clock));
+    expect(accepted(await pool.submit('sim', [part('1')]))).toBe(true);
+    sim.injectRaw(Buffer.from('00000004000000150000000000000001', 'hex'));
+    await until(() => pool.stats()[0]!.reconnects === 1 && pool.stats()[0]!.state === 'bound', 5_000, 'rebound');
+    expect(accepted(await pool.submit('sim', [part('2')]))).toBe(true);
+  });
+
+  it('regression (smpp Session reader stops after one malformed PDU): a bad body gets generic_nack and the same link keeps working', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port }, clock));
+    expect(accepted(await pool.submit('sim', [part('1')]))).toBe(true);
+    // deliver_sm whose sm_length runs past the PDU: the header is readable, the body is not.
+    sim.injectRaw(Buffer.from('0000002400000005000000000000abcd' + '00' + '0101' + '3100' + '0101' + '3200' + '040000' + '00' + '00' + '00000000' + 'ff41', 'hex'));
+    expect(accepted(await pool.submit('sim', [part('2')]))).toBe(true);
+    await until(() => sim.counters().totals.genericNacksReceived === 1, 5_000, 'generic_nack at SMSC');
+    expect(pool.stats()[0]!.reconnects).toBe(0);
+  });
+
+  it('throttling: the bind slows down and retries the throttled parts in order, losing none', async () => {
+    const { sim, port } = await simulator({ behaviour: { throttleRatePerBind: 50, throttleBurst: 5 } });
+    const { counts, metrics } = recordingMetrics();
+    const pool = track(makePool({ port, ratePerBind: 1000, burst: 20 }, clock, { metrics }));
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.submit('sim', [part(`4919${i}`, 'a'), part(`4919${i}`, 'b')])));
+    expect(outcomes.every(accepted)).toBe(true);
+    expect(counts.throttled).toBeGreaterThan(0);
+    expect(pool.stats()[0]!.rate).toBeLessThan(1000);
+    // Parts of one message reach the SMSC in order even when one was throttled.
+    const byDest = new Map<string, string[]>();
+    for (const s of sim.recordedSubmits().filter((r) => r.messageId)) byDest.set(s.destinationAddr, [...(byDest.get(s.destinationAddr) ?? []), s.shortMessage.toString()]);
+    for (const texts of byDest.values()) expect(texts).toEqual(['a', 'b']);
+  });
+
+  it('pacing with an injected clock: never more than rate + burst in any simulated second', async () => {
+    const manual = new ManualClock();
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port, ratePerBind: 100, burst: 5 }, manual));
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound');
+    let done = 0;
+    for (let i = 0; i < 250; i++) void pool.submit('sim', [part(`4916${i}`)]).then(() => { done++; });
+    const receivedAt: number[] = []; // simulated second → cumulative count at the SMSC
+    for (let step = 1; step <= 300; step++) {
+      manual.advance(10);
+      await until(() => sim.counters().totals.submitsReceived === pool.stats()[0]!.submitted, 5_000, 'submits at SMSC');
+      if (step % 100 === 0) receivedAt.push(sim.counters().totals.submitsReceived);
+    }
+    await until(() => done === 250, 5_000, 'all answered');
+    // Burst of 5 at the start, then 100 per simulated second.
+    expect(receivedAt[0]).toBeLessThanOrEqual(105);
+    expect(receivedAt[0]).toBeGreaterThanOrEqual(100);
+    expect(receivedAt[1]! - receivedAt[0]!).toBeLessThanOrEqual(105);
+    expect(receivedAt[2]).toBe(250);
+  });
+});
