@@ -1,0 +1,49 @@
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { runSimulate } from '../../../src/cli/simulate.js';
+
+function io(signal?: AbortSignal): { out: string[]; err: string[]; stdout: (l: string) => void; stderr: (l: string) => void; signal?: AbortSignal } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (l) => out.push(l), stderr: (l) => err.push(l), signal };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('smppd simulate', () => {
+  it('prints usage for --help and refuses bad flags with exit code 2', async () => {
+    const help = io();
+    expect(await runSimulate(['--help'], help)).toBe(0);
+    expect(help.out.join('\n')).toContain('--throttle-rate');
+    const bad = io();
+    expect(await runSimulate(['--message-id-format', 'octal'], bad)).toBe(2);
+    expect(bad.err.join('\n')).toContain('--message-id-format');
+    const unknown = io();
+    expect(await runSimulate(['--frobnicate'], unknown)).toBe(2);
+    const half = io();
+    expect(await runSimulate(['--tls-cert', 'x.crt'], half)).toBe(2);
+  });
+
+  it('listens, prints one JSON line, and on stop prints the final counters', async () => {
+    const stop = new AbortController();
+    const cli = io(stop.signal);
+    const exit = runSimulate(['--port', '0', '--status-port', '0', '--no-receipts', '--message-id-format', 'decimal'], cli);
+    await until(() => cli.out.length === 1);
+    const listening = JSON.parse(cli.out[0]!) as { event: string; port: number; statusPort: number | null };
+    expect(listening).toMatchObject({ event: 'listening', statusPort: null });
+    const socket = connect({ host: '127.0.0.1', port: listening.port });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.destroy();
+    stop.abort();
+    expect(await exit).toBe(0);
+    const final = JSON.parse(cli.out[1]!) as { event: string; counters: { connectionsAccepted: number } };
+    expect(final.event).toBe('stopped');
+    expect(final.counters.connectionsAccepted).toBeLessThanOrEqual(1); // the accept may not have run before the stop
+  });
+});
