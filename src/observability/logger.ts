@@ -1,0 +1,36 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Log } from '../core/log.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * Keys whose values never reach a log line, wherever they sit in a logged object. pino's
+ * redaction works on paths, so each secret key is listed at the depths smppd logs them.
+ */
+const SECRET_KEYS = ['password', 'passwordFile', 'token', 'secret', 'authorization'];
+const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*[*].${k}`, `*.*[*].${k}`]);
+
+/** JSON lines to stdout (journald and Docker collect them), secrets redacted. */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'smppd' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/** pino's Logger as the narrow `Log` the lower floors take. */
+export function asLog(logger: Logger): Log {
+  return {
+    error: (f, m) => logger.error(f, m),
+    warn: (f, m) => logger.warn(f, m),
+    info: (f, m) => logger.info(f, m),
+    debug: (f, m) => logger.debug(f, m),
+    child: (f) => asLog(logger.child(f)),
+  };
+}

@@ -1,0 +1,109 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Per-bind readings taken at scrape time (the pool's `stats()`). */
+export interface BindReading {
+  id: string;
+  upstream: string;
+  state: string;
+  outstanding: number;
+  window: number;
+  rate: number;
+  tokens: number;
+  submitted: number;
+  throttleEpisodes: number;
+  reconnects: number;
+}
+
+const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
+
+/**
+ * Every metric smppd exports is declared here, on one registry per process (no globals: main
+ * builds it). Method names match the engine's `EngineMetrics`, which this class satisfies.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #responses: Counter<'upstream' | 'status'>;
+  readonly #latency: Histogram<'upstream'>;
+  readonly #uncertain: Counter<'upstream' | 'cause'>;
+  readonly #late: Counter<'upstream'>;
+  readonly #duplicates: Counter<'upstream'>;
+  readonly #retries: Counter<'upstream' | 'status'>;
+  readonly #throttled: Counter<'upstream' | 'bind'>;
+  readonly #reconnects: Counter<'upstream' | 'bind'>;
+
+  constructor(readBinds: () => BindReading[], options: { processMetrics?: boolean } = {}) {
+    const r = this.registry;
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: r, prefix: 'smppd_' });
+    this.#responses = new Counter({ name: 'smppd_submit_responses_total', help: 'submit_sm answers by command_status name', labelNames: ['upstream', 'status'], registers: [r] });
+    this.#latency = new Histogram({
+      name: 'smppd_submit_latency_seconds', help: 'submit_sm write to response', labelNames: ['upstream'], registers: [r],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    });
+    this.#uncertain = new Counter({ name: 'smppd_uncertain_outcomes_total', help: 'submit_sm with no response in time or lost with the connection', labelNames: ['upstream', 'cause'], registers: [r] });
+    this.#late = new Counter({ name: 'smppd_late_responses_total', help: 'responses that arrived after their request timed out', labelNames: ['upstream'], registers: [r] });
+    this.#duplicates = new Counter({ name: 'smppd_duplicate_submits_total', help: 'parts accepted twice because an uncertain resend and its first attempt both went through', labelNames: ['upstream'], registers: [r] });
+    this.#retries = new Counter({ name: 'smppd_submit_retries_total', help: 'parts queued again for a retryable command_status', labelNames: ['upstream', 'status'], registers: [r] });
+    this.#throttled = new Counter({ name: 'smppd_throttle_episodes_total', help: 'times a bind was throttled and slowed down', labelNames: ['upstream', 'bind'], registers: [r] });
+    this.#reconnects = new Counter({ name: 'smppd_bind_reconnects_total', help: 'times a bind went down and will reconnect', labelNames: ['upstream', 'bind'], registers: [r] });
+
+    const perBind = (name: string, help: string, pick: (b: BindReading) => number): void => {
+      new Gauge({
+        name, help, labelNames: ['upstream', 'bind'], registers: [r],
+        collect() {
+          this.reset();
+          for (const b of readBinds()) this.set({ upstream: b.upstream, bind: b.id }, pick(b));
+        },
+      });
+    };
+    perBind('smppd_bind_window_in_use', 'submit_sm outstanding on the bind', (b) => b.outstanding);
+    perBind('smppd_bind_window_size', 'the bind\'s window', (b) => b.window);
+    perBind('smppd_bind_rate_per_second', 'pacing rate in force (lowered while throttled; 0 = unpaced)', (b) => b.rate);
+    perBind('smppd_bind_tokens', 'pacing tokens saved up', (b) => (Number.isFinite(b.tokens) ? b.tokens : 0));
+    new Gauge({
+      name: 'smppd_bind_state', help: '1 for the state each bind is in', labelNames: ['upstream', 'bind', 'state'], registers: [r],
+      collect() {
+        this.reset();
+        for (const b of readBinds()) for (const s of BIND_STATES) this.set({ upstream: b.upstream, bind: b.id, state: s }, b.state === s ? 1 : 0);
+      },
+    });
+  }
+
+  response(upstream: string, status: string, latencyMs: number): void {
+    this.#responses.inc({ upstream, status });
+    this.#latency.observe({ upstream }, latencyMs / 1000);
+  }
+
+  uncertain(upstream: string, cause: 'timeout' | 'connection_lost'): void {
+    this.#uncertain.inc({ upstream, cause });
+  }
+
+  lateResponse(upstream: string): void {
+    this.#late.inc({ upstream });
+  }
+
+  duplicate(upstream: string): void {
+    this.#duplicates.inc({ upstream });
+  }
+
+  retry(upstream: string, status: string): void {
+    this.#retries.inc({ upstream, status });
+  }
+
+  throttled(upstream: string, bind: string): void {
+    this.#throttled.inc({ upstream, bind });
+  }
+
+  reconnect(upstream: string, bind: string): void {
+    this.#reconnects.inc({ upstream, bind });
+  }
+
+  /** The value of a counter or gauge (summed over labels that match `labels`): for tests and `send`. */
+  async value(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const metric = this.registry.getSingleMetric(name);
+    if (!metric) return 0;
+    const data = await metric.get();
+    return data.values
+      .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
+      .reduce((sum, v) => sum + v.value, 0);
+  }
+}
