@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { SystemClock } from '../core/clock.js';
+import { silentLog } from '../core/log.js';
+import { buildStatusTable } from '../smpp/command-status.js';
+import { noEngineMetrics } from '../smpp/engine-metrics.js';
+import { submitSmDefaults, type SubmitSmPdu } from '../smpp/pdu.js';
+import { Pool } from '../smpp/pool.js';
+import type { BindSettings } from '../smpp/bind.js';
+import { decodePdu, encodePdu } from '../smpp/wire.js';
+import { percentile, round } from './bench-stats.js';
+
+/** What one load-generator run reports (printed as one JSON line). */
+export interface ClientResult {
+  binds: number;
+  ratePerBind: number;
+  seconds: number;
+  accepted: number;
+  failed: number;
+  totalRate: number;
+  perBindRate: number[];
+  /** The most submit_sm each bind wrote in any 1-second window (the pacing as sent). */
+  sentMax1sPerBind: number[];
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerMessage: number;
+  codecUsPerMessage: number;
+  peakRssMb: number;
+}
+
+/**
+ * The benchmark's load generator, run in its own process by `smppd bench`: a pool of `binds`
+ * binds to the simulator, kept busy for `seconds` after every bind is up.
+ */
+export async function runBenchClient(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' }, binds: { type: 'string', default: '1' }, rate: { type: 'string', default: '1000' },
+      burst: { type: 'string', default: '20' }, window: { type: 'string', default: '100' }, seconds: { type: 'string', default: '10' },
+      ca: { type: 'string' },
+    },
+  });
+  const clock = new SystemClock();
+  const binds = Number(values.binds);
+  const rate = Number(values.rate);
+  const seconds = Number(values.seconds);
+  const bindSettings: BindSettings[] = Array.from({ length: binds }, (_, index) => ({
+    upstream: 'bench', index,
+    connect: { host: '127.0.0.1', port: Number(values.port), connectTimeoutMs: 5_000, tls: values.ca ? { ca: readFileSync(values.ca), servername: 'localhost', rejectUnauthorized: true } : false },
+    systemId: 'smppclient1', password: 'password', systemType: '', bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0,
+    window: Number(values.window), responseTimeoutMs: 10_000, enquireLinkMs: 30_000,
+    ratePerBind: rate, burst: Number(values.burst),
+    throttle: { pauseMs: 1_000, minRate: 10, recoverPerSecond: Math.max(1, rate / 10) },
+    reconnect: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
+  }));
+  const pool = new Pool({
+    upstreams: [{
+      name: 'bench', binds: bindSettings, onUncertain: 'resend', maxAttempts: 5,
+      retryBackoff: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
+      maxQueued: Math.max(200, Number(values.window) * binds * 2), statusTable: buildStatusTable(),
+    }],
+    clock, log: silentLog, metrics: noEngineMetrics,
+  });
+  pool.start();
+  while (pool.stats().some((b) => b.state !== 'bound')) await new Promise((r) => clock.setTimer(5, () => r(undefined)));
+
+  const text = Buffer.from('Your verification code is 123456. It expires in 10 minutes.', 'latin1');
+  const template = { ...submitSmDefaults(), sourceAddr: 'Bench', dataCoding: 0, shortMessage: text };
+  const bindIndex = new Map(pool.stats().map((b, i) => [b.id, i]));
+  const doneAt: number[][] = Array.from({ length: binds }, () => []);
+  const latencies: number[] = [];
+  let failed = 0;
+  let n = 0;
+  let running = true;
+  const start = clock.now();
+  const cpuStart = process.cpuUsage();
+  const end = start + seconds * 1000;
+
+  const offer = (): void => {
+    while (running && pool.accepting('bench')) {
+      const dest = `49151${String(n++ % 10_000_000).padStart(7, '0')}`;
+      void pool.submit('bench', [{ ...template, destinationAddr: dest }]).then((o) => {
+        const p = o.parts[0]!;
+        const now = clock.now();
+        if (p.kind !== 'accepted') { failed++; return; }
+        if (now > end) return;
+        doneAt[bindIndex.get(p.bind)!]!.push(now);
+        latencies.push(p.latencyMs);
+      });
+    }
+  };
+  const unsubscribe = pool.onDrain(() => offer());
+  offer();
+  await new Promise((r) => clock.setTimer(seconds * 1000, () => r(undefined)));
+  running = false;
+  const cpu = process.cpuUsage(cpuStart);
+  const sentMax = pool.stats().map((b) => b.maxSentPerSecond);
+  unsubscribe();
+  await pool.stop(5_000);
+
+  const accepted = doneAt.reduce((s, d) => s + d.length, 0);
+  const result: ClientResult = {
+    binds, ratePerBind: rate, seconds, accepted, failed,
+    totalRate: round(accepted / seconds),
+    perBindRate: doneAt.map((d) => round(d.length / seconds)),
+    sentMax1sPerBind: sentMax,
+    p50Ms: round(percentile(latencies, 50), 2),
+    p99Ms: round(percentile(latencies, 99), 2),
+    cpuUsPerMessage: round((cpu.user + cpu.system) / Math.max(1, accepted), 2),
+    codecUsPerMessage: round(codecCost({ ...template, destinationAddr: '4915100000000', sequenceNumber: 1 }), 2),
+    peakRssMb: round(process.resourceUsage().maxRSS / 1024),
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return 0;
+}
+
+/** CPU µs the codec spends per message on the client: encode submit_sm, decode submit_sm_resp. */
+function codecCost(pdu: SubmitSmPdu): number {
+  const resp = encodePdu({ command: 'submit_sm_resp', sequenceNumber: 1, commandStatus: 0, messageId: '0123456789abcdef' });
+  const rounds = 20_000;
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < rounds; i++) {
+    encodePdu({ ...pdu, sequenceNumber: i + 1 });
+    decodePdu(resp);
+  }
+  const t = process.cpuUsage(t0);
+  return (t.user + t.system) / rounds;
+}

@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { ClientResult } from './bench-client.js';
+import { round } from './bench-stats.js';
+
+interface BenchCase {
+  name: string;
+  binds: number;
+  rate: number;
+  seconds: number;
+  responseDelayMs?: number;
+}
+
+const CASES: BenchCase[] = [
+  { name: '1 bind @ 1,000/s', binds: 1, rate: 1000, seconds: 10 },
+  { name: '4 binds @ 1,000/s', binds: 4, rate: 1000, seconds: 10 },
+  { name: '10 binds @ 1,000/s', binds: 10, rate: 1000, seconds: 10 },
+  { name: '1 bind @ 1,000/s, SMSC answers after 200 ms', binds: 1, rate: 1000, seconds: 10, responseDelayMs: 200 },
+  { name: 'unpaced, 1 bind', binds: 1, rate: 0, seconds: 5 },
+  { name: 'unpaced, 4 binds', binds: 4, rate: 0, seconds: 5 },
+];
+
+interface SimulatorBind {
+  maxOutstanding: number;
+  maxSubmitsPerSecond: number;
+}
+
+export interface CaseResult extends ClientResult {
+  case: string;
+  transport: 'tcp' | 'tls';
+  smscMaxOutstanding: number;
+  smscMax1sPerBind: number[];
+}
+
+const USAGE = `Usage: smppd bench [--transport tcp|tls|both] [--only SUBSTRING] [--seconds N] [--out DIR]
+
+Runs the engine benchmark: the simulator in one process, the bind pool in another, over
+loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
+(DIR defaults to bench/results).`;
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const mainJs = join(root, 'dist/src/main.js');
+const tlsDir = join(root, 'test/fixtures/tls');
+
+export async function runBench(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      transport: { type: 'string', default: 'both' }, only: { type: 'string' }, seconds: { type: 'string' },
+      out: { type: 'string', default: join(root, 'bench/results') }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const transports: Array<'tcp' | 'tls'> = values.transport === 'both' ? ['tcp', 'tls'] : [values.transport as 'tcp' | 'tls'];
+  const cases = CASES.filter((c) => !values.only || c.name.includes(values.only));
+  const results: CaseResult[] = [];
+  for (const c of cases) {
+    for (const transport of transports) {
+      const seconds = values.seconds ? Number(values.seconds) : c.seconds;
+      process.stderr.write(`bench: ${c.name} over ${transport} for ${seconds} s …\n`);
+      results.push(await runCase({ ...c, seconds }, transport));
+    }
+  }
+  const report = {
+    when: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+    results,
+  };
+  mkdirSync(values.out, { recursive: true });
+  const stamp = report.when.replace(/[:.]/g, '-');
+  writeFileSync(join(values.out, `bench-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(renderTable(results));
+  console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
+  return 0;
+}
+
+async function runCase(c: BenchCase, transport: 'tcp' | 'tls'): Promise<CaseResult> {
+  const simArgs = ['simulate', '--port', '0', '--status-port', String(await freePort()), '--no-receipts'];
+  if (c.responseDelayMs) simArgs.push('--response-delay-ms', String(c.responseDelayMs));
+  if (transport === 'tls') simArgs.push('--tls-cert', join(tlsDir, 'server.crt'), '--tls-key', join(tlsDir, 'server.key'));
+  const sim = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const listening = await firstJsonLine<{ port: number; statusPort: number }>(sim);
+    const clientArgs = ['bench-client', '--port', String(listening.port), '--binds', String(c.binds), '--rate', String(c.rate), '--seconds', String(c.seconds)];
+    if (transport === 'tls') clientArgs.push('--ca', join(tlsDir, 'ca.crt'));
+    const client = spawn(process.execPath, [mainJs, ...clientArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const result = await firstJsonLine<ClientResult>(client);
+    await exited(client);
+    const status = await (await fetch(`http://127.0.0.1:${listening.statusPort}/status`)).json() as { binds: SimulatorBind[] };
+    return {
+      case: c.name, transport, ...result,
+      smscMaxOutstanding: Math.max(0, ...status.binds.map((b) => b.maxOutstanding)),
+      smscMax1sPerBind: status.binds.map((b) => b.maxSubmitsPerSecond),
+    };
+  } finally {
+    sim.kill('SIGTERM');
+    await exited(sim);
+  }
+}
+
+/** A loopback port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function firstJsonLine<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolvePromise, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => {
+      try {
+        resolvePromise(JSON.parse(line) as T);
+      } catch (e) {
+        reject(e);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`benchmark process exited with ${code} before reporting`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((r) => child.once('exit', () => r()));
+}
+
+function renderTable(results: CaseResult[]): string {
+  const header = ['case', 'link', 'binds', 'rate/bind', 'achieved/bind (min–max)', 'total/s', 'max 1 s/bind sent', 'max 1 s/bind at SMSC', 'max outstanding at SMSC', 'p50 ms', 'p99 ms', 'client CPU µs/msg', 'codec µs/msg', 'peak RSS MB'];
+  const rows = results.map((r) => [
+    r.case, r.transport, String(r.binds), r.ratePerBind ? String(r.ratePerBind) : 'unpaced',
+    `${Math.min(...r.perBindRate)}–${Math.max(...r.perBindRate)}`,
+    String(r.totalRate), String(Math.max(...r.sentMax1sPerBind)), String(Math.max(...r.smscMax1sPerBind)), String(r.smscMaxOutstanding),
+    String(r.p50Ms), String(r.p99Ms), String(r.cpuUsPerMessage),
+    `${r.codecUsPerMessage} (${round((100 * r.codecUsPerMessage) / r.cpuUsPerMessage, 0)} %)`, String(r.peakRssMb),
+  ]);
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+
+const USAGE = `smppd — SMPP v3.4 client and bridge daemon
+
+Usage: smppd <command> [options]
+
+Commands:
+  start --config FILE   run the daemon (bind pool; with the demo config also the simulator)
+  simulate [options]    run the built-in SMSC simulator (smppd simulate --help)
+  bench [options]       run the benchmark, write bench/results/*.json (smppd bench --help)
+  version               print the version
+
+Run 'smppd <command> --help' for a command's options.`;
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Runs one command and resolves to the process exit code. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return (await import('./start.js')).runStart(rest);
+    case 'simulate':
+      return (await import('./simulate.js')).runSimulate(rest);
+    case 'bench':
+      return (await import('./bench.js')).runBench(rest);
+    case 'bench-client':
+      // Internal: the load generator process the benchmark spawns.
+      return (await import('./bench-client.js')).runBenchClient(rest);
+    case 'version':
+    case '--version':
+      console.log(version());
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return command === undefined ? 1 : 0;
+    default:
+      console.error(`smppd: unknown command '${command}'\n\n${USAGE}`);
+      return 2;
+  }
+}

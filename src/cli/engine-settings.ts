@@ -1,0 +1,49 @@
+import type { UpstreamConfig } from '../config/schema.js';
+import type { BindSettings } from '../smpp/bind.js';
+import { buildStatusTable } from '../smpp/command-status.js';
+import type { UpstreamSettings } from '../smpp/upstream-pool.js';
+
+/** Jobs an upstream queues in front of its binds: a few seconds of work at full rate. */
+const QUEUE_SECONDS = 5;
+
+/** Turns one validated upstream config into the engine's settings (seconds → milliseconds). */
+export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
+  const binds: BindSettings[] = Array.from({ length: u.binds }, (_, index) => ({
+    upstream: u.name,
+    index,
+    connect: {
+      host: u.host,
+      port: u.port,
+      tls: u.tls === false ? false : { ...u.tls },
+      connectTimeoutMs: u.connectTimeoutSeconds * 1000,
+    },
+    systemId: u.systemId,
+    password: u.password,
+    systemType: u.systemType,
+    bindMode: u.bindMode,
+    addressRange: u.addressRange,
+    addrTon: u.addrTon,
+    addrNpi: u.addrNpi,
+    window: u.window,
+    responseTimeoutMs: u.responseTimeoutSeconds * 1000,
+    enquireLinkMs: u.enquireLinkSeconds * 1000,
+    ratePerBind: u.ratePerBind,
+    burst: u.burst,
+    throttle: {
+      pauseMs: u.throttle.pauseSeconds * 1000,
+      minRate: u.throttle.minRatePerBind,
+      recoverPerSecond: u.throttle.recoverPerSecond,
+    },
+    reconnect: { initialMs: u.reconnect.initialSeconds * 1000, maxMs: u.reconnect.maxSeconds * 1000, multiplier: 2 },
+  }));
+  const perSecond = u.ratePerBind > 0 ? u.ratePerBind * u.binds : 10_000;
+  return {
+    name: u.name,
+    binds,
+    onUncertain: u.onUncertain,
+    maxAttempts: u.retry.maxAttempts,
+    retryBackoff: { initialMs: u.retry.initialSeconds * 1000, maxMs: u.retry.maxSeconds * 1000, multiplier: 2 },
+    maxQueued: Math.max(u.window * u.binds, perSecond * QUEUE_SECONDS),
+    statusTable: buildStatusTable(Object.fromEntries(Object.entries(u.commandStatus).map(([code, cls]) => [Number(code), { class: cls }]))),
+  };
+}
