@@ -141,7 +141,7 @@ export class Bind<T> {
     if (!this.#throttle.onThrottled(now)) return false;
     this.#bucket.holdUntil(now + this.#throttle.pauseLeft(now));
     this.log.warn(
-      { event: 'throttled', bind: this.id, rate: Math.round(this.#throttle.rate(now)), pauseMs: this.settings.throttle.pauseMs },
+      { event: 'throttled', rate: Math.round(this.#throttle.rate(now)), pauseMs: this.settings.throttle.pauseMs },
       'SMSC throttled this bind; pausing and slowing down',
     );
     this.#wakeIn(this.#throttle.pauseLeft(now));
@@ -204,10 +204,10 @@ export class Bind<T> {
       this.#lastError = why;
       if (decision.action === 'stop') {
         this.#setState('failed', why);
-        this.log.error({ event: 'bind_stopped', bind: this.id, reason: why }, 'bind stopped for good; fix the configuration and restart');
+        this.log.error({ event: 'bind_stopped', reason: why }, 'bind stopped for good; fix the configuration and restart');
         return;
       }
-      this.#logOnce(`lost:${why}`, 'warn', { event: 'bind_down', bind: this.id, reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
+      this.#logOnce(`lost:${why}`, 'warn', { event: 'bind_down', reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
       this.#setState('backoff', why);
       this.#reconnects++;
       await new Promise<void>((resolve) => {
@@ -246,7 +246,7 @@ export class Bind<T> {
     this.#reconnect.onBound();
     this.#lastLogged = '';
     this.#setState('bound', 'bound');
-    this.log.info({ event: 'bound', bind: this.id, mode: this.settings.bindMode }, 'bind up');
+    this.log.info({ event: 'bound', mode: this.settings.bindMode }, 'bind up');
     this.handlers.ready();
     const reason = await closedPromise;
     this.#session = undefined;
