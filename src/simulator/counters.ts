@@ -1,4 +1,4 @@
-import { RateTracker } from './rate.js';
+import { RateTracker } from '../core/rate-tracker.js';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 

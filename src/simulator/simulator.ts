@@ -10,7 +10,7 @@ import { SimConnection, type ConnectionHost } from './connection.js';
 import { BindCounters, bump, sumCounters, type BindMode, type SimulatorCounters } from './counters.js';
 import { MessageIdSource } from './message-id.js';
 import type { MoMessage, RecordedSubmit, SimulatorAccount, SimulatorOptions } from './options.js';
-import { RateTracker } from './rate.js';
+import { RateTracker } from '../core/rate-tracker.js';
 import { ReceiptDesk, type ReceiptJob, type ReceiptTarget } from './receipts.js';
 import { StatusServer } from './status-server.js';
 

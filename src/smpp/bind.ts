@@ -1,12 +1,12 @@
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { RateTracker } from '../core/rate-tracker.js';
 import { statusName } from './command-status.js';
 import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
 import type { SubmitSmPdu } from './pdu.js';
 import { ThrottleController, type ThrottleSettings } from './throttle.js';
-import { RateMeter } from './rate-meter.js';
 import { TokenBucket } from './token-bucket.js';
 
 /** Longest a paced bind waits to gather tokens before sending them together (ms). */
@@ -68,7 +68,7 @@ export class Bind<T> {
   #backoffTimer: { handle: TimerHandle; fire: () => void } | undefined;
   #stopping = false;
   #submitted = 0;
-  readonly #sent = new RateMeter();
+  readonly #sent = new RateTracker();
   #reconnects = 0;
   #lastError = '';
   #lastLogged = '';
@@ -178,8 +178,8 @@ export class Bind<T> {
       rate: this.settings.ratePerBind > 0 ? this.#throttle.rate(now) : 0,
       tokens: this.settings.ratePerBind > 0 ? this.#bucket.available(now) : 0,
       submitted: this.#submitted,
-      sentLastSecond: this.#sent.lastSecond(now),
-      maxSentPerSecond: this.#sent.maxPerSecond,
+      sentLastSecond: this.#sent.current(now),
+      maxSentPerSecond: this.#sent.max,
       throttleEpisodes: this.#throttle.episodes,
       reconnects: this.#reconnects,
       lastError: this.#lastError,

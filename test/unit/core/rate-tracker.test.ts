@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateTracker } from '../../../src/simulator/rate.js';
+import { RateTracker } from '../../../src/core/rate-tracker.js';
 
 describe('RateTracker (1-second sliding window in 10 ms buckets)', () => {
   it('counts events in the last second and forgets older ones', () => {
