@@ -26,7 +26,7 @@ export class Pool {
 
   constructor(options: PoolOptions) {
     const deliver: DeliverHandler = options.deliver ?? (async (upstream, bind, pdu) => {
-      options.log.info({ event: 'deliver_sm', upstream, bind, source: pdu.sourceAddr, esmClass: pdu.esmClass }, 'deliver_sm received (no handler configured)');
+      options.log.debug({ event: 'deliver_sm', upstream, bind, esmClass: pdu.esmClass }, 'deliver_sm received (no handler configured)');
       return 0;
     });
     for (const u of options.upstreams) {

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SystemClock } from '../../src/core/clock.js';
+import { silentLog } from '../../src/core/log.js';
+import { Pool } from '../../src/smpp/pool.js';
+import { SmscSimulator } from '../../src/simulator/simulator.js';
+import { noEngineMetrics } from '../../src/smpp/engine-metrics.js';
+import { part, until, upstream } from '../support/engine.js';
+
+const clock = new SystemClock();
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function simulator(behaviour: ConstructorParameters<typeof SmscSimulator>[0]['behaviour'] = {}): Promise<{ sim: SmscSimulator; port: number }> {
+  const sim = new SmscSimulator({ host: '127.0.0.1', port: 0, accounts: [{ systemId: 'smppclient1', password: 'password' }], record: true, behaviour }, clock, silentLog);
+  const { port } = await sim.start();
+  cleanup.push(() => sim.stop());
+  return { sim, port };
+}
+
+/** One upstream whose two binds go to two different SMSC endpoints. */
+function twoEndpointPool(portA: number, portB: number): Pool {
+  const u = upstream({ port: portA, binds: 2, window: 20 });
+  u.binds[1]!.connect = { ...u.binds[1]!.connect, port: portB };
+  const pool = new Pool({ upstreams: [u], clock, log: silentLog, metrics: noEngineMetrics });
+  pool.start();
+  cleanup.push(() => pool.stop(100));
+  return pool;
+}
+
+describe('pool', () => {
+  it('one bind that never comes up does not stall the others', async () => {
+    const { sim, port } = await simulator();
+    const dead = await simulator();
+    await dead.sim.stop(); // its port now refuses connections
+    const pool = twoEndpointPool(port, dead.port);
+    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => pool.submit('sim', [part(`4913${i}`)])));
+    expect(outcomes.every((o) => o.parts[0]!.kind === 'accepted')).toBe(true);
+    expect(sim.counters().totals.submitsReceived).toBe(100);
+    expect(pool.stats()[1]!.state).not.toBe('bound');
+  });
+
+  it('a bind that goes down with work outstanding hands it to the other bind', async () => {
+    const a = await simulator();
+    const b = await simulator({ responseDelayMs: 60_000 });
+    const pool = twoEndpointPool(a.port, b.port);
+    await until(() => pool.stats().every((s) => s.state === 'bound'), 5_000, 'both bound');
+    const results = Promise.all(Array.from({ length: 200 }, (_, i) => pool.submit('sim', [part(`4914${i}`)])));
+    await until(() => b.sim.counters().totals.submitsReceived === 20, 5_000, 'B holding a full window');
+    await b.sim.stop(); // B dies with 20 unanswered
+    const outcomes = await results;
+    expect(outcomes.every((o) => o.parts[0]!.kind === 'accepted')).toBe(true);
+    const atA = new Set(a.sim.recordedSubmits().map((s) => s.destinationAddr));
+    const unansweredAtB = b.sim.recordedSubmits().map((s) => s.destinationAddr);
+    for (const dest of unansweredAtB) expect(atA.has(dest)).toBe(true);
+  });
+
+  it('graceful stop: waits for outstanding responses, then unbinds', async () => {
+    const { sim, port } = await simulator({ responseDelayMs: 200 });
+    const pool = new Pool({ upstreams: [upstream({ port, binds: 1, window: 50 })], clock, log: silentLog, metrics: noEngineMetrics });
+    pool.start();
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound');
+    const results = Promise.all(Array.from({ length: 80 }, (_, i) => pool.submit('sim', [part(`4912${i}`)])));
+    await until(() => sim.counters().totals.submitsReceived === 50, 5_000, 'window full');
+    await pool.stop(5_000);
+    const kinds = (await results).map((o) => o.parts[0]!.kind);
+    expect(kinds.filter((k) => k === 'accepted')).toHaveLength(50); // every outstanding one was answered
+    expect(kinds.filter((k) => k === 'unsent')).toHaveLength(30); // the queued ones come back, never half-sent
+    await until(() => sim.counters().totals.unbindsReceived === 1, 5_000, 'unbind at SMSC');
+    expect(pool.stats()[0]!.state).toBe('stopped');
+  });
+});
