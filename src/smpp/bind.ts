@@ -130,9 +130,12 @@ export class Bind<T> {
       this.#wakeIn(Math.max(wait, this.#batchWakeMs));
       return false;
     }
-    this.#submitted++;
-    this.#sent.record(now);
-    return this.#session!.submit(pdu, ctx);
+    const sent = this.#session!.submit(pdu, ctx);
+    if (sent) {
+      this.#submitted++;
+      this.#sent.record(now);
+    }
+    return sent;
   }
 
   /** The SMSC answered ESME_RTHROTTLED or ESME_RMSGQFUL: pause, halve the rate. True on a new episode. */

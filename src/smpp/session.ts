@@ -9,7 +9,7 @@ import {
   type BindCommand, type DataSmPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu,
 } from './pdu.js';
 import { Window } from './window.js';
-import { commandName } from './wire.js';
+import { commandName, encodePdu } from './wire.js';
 
 export type BindMode = 'transceiver' | 'transmitter' | 'receiver';
 
@@ -131,13 +131,17 @@ export class Session<T> {
     return this.#state === 'bound' && this.#window.free > 0 && this.#conn.writable;
   }
 
-  /** Writes a submit_sm. Only call when `canSubmit`; returns false (nothing sent) otherwise. */
+  /**
+   * Writes a submit_sm. Only call when `canSubmit`; returns false (nothing sent) otherwise.
+   * Throws SmppdError(PDU_MALFORMED), with nothing sent, when the PDU cannot be encoded.
+   */
   submit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
     if (!this.canSubmit) return false;
     const seq = this.#nextSeq();
+    const bytes = encodePdu({ ...pdu, sequenceNumber: seq } as SubmitSmPdu);
     const now = this.clock.now();
     this.#window.offer(seq, ctx, now);
-    this.#conn.send({ ...pdu, sequenceNumber: seq } as SubmitSmPdu);
+    this.#conn.sendBytes(bytes);
     if (this.#sweep === undefined) this.#scheduleSweep(now + this.settings.responseTimeoutMs);
     return true;
   }

@@ -17,6 +17,8 @@ export type SubmitPart = Omit<SubmitSmPdu, 'sequenceNumber'>;
 export type PartOutcome =
   | { kind: 'accepted'; messageId: string; attempts: number; bind: string; latencyMs: number }
   | { kind: 'rejected'; commandStatus: number; statusName: string; attempts: number }
+  /** Refused before sending: the PDU cannot be encoded (a field too long for SMPP v3.4). */
+  | { kind: 'invalid'; reason: string }
   | { kind: 'failed'; commandStatus: number; statusName: string; attempts: number }
   /** No response and the policy says not to resend (or the pool stopped): it may or may not have gone out. */
   | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number }
@@ -191,7 +193,17 @@ export class UpstreamPool extends EventEmitter {
       const bind = candidates[best]!;
       job.attempt++;
       const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
-      if (bind.trySubmit(job.parts[job.index]!, ctx)) {
+      let sent: boolean;
+      try {
+        sent = bind.trySubmit(job.parts[job.index]!, ctx);
+      } catch (e) {
+        // Unencodable: no SMSC would take it, and retrying cannot help.
+        this.#queue.shift();
+        job.outcomes[job.index] = { kind: 'invalid', reason: (e as Error).message };
+        this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+        continue;
+      }
+      if (sent) {
         this.#queue.shift();
         job.inFlight = true;
         if (!bind.hasCapacity) candidates.splice(best, 1);

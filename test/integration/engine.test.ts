@@ -210,4 +210,17 @@ describe('engine over real sockets', () => {
     expect(receivedAt[1]! - receivedAt[0]!).toBeLessThanOrEqual(105);
     expect(receivedAt[2]).toBe(250);
   });
+
+  it('a part that cannot be encoded is refused as invalid, and the queue behind it keeps moving', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port }, clock));
+    const [tooLong, fine] = await Promise.all([
+      pool.submit('sim', [part('1', 'x'.repeat(300)), part('1', 'second part')]),
+      pool.submit('sim', [part('2')]),
+    ]);
+    expect(tooLong.parts[0]).toMatchObject({ kind: 'invalid' });
+    expect(tooLong.parts[1]).toEqual({ kind: 'unsent', reason: 'earlier_part_failed' });
+    expect(accepted(fine)).toBe(true);
+    expect(sim.counters().totals.submitsReceived).toBe(1);
+  });
 });
