@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // The JSON report feeds the one-line summary .ci/run prints.
+    reporters: ['default', ['json', { outputFile: 'dist/test-results.json' }]],
   },
 });
