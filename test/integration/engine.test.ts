@@ -223,4 +223,43 @@ describe('engine over real sockets', () => {
     expect(accepted(fine)).toBe(true);
     expect(sim.counters().totals.submitsReceived).toBe(1);
   });
+
+  it('answers an unbind from the SMSC, closes, and binds again', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port }, clock));
+    expect(accepted(await pool.submit('sim', [part('1')]))).toBe(true);
+    sim.injectRaw(Buffer.from('0000001000000006000000000000abcd', 'hex')); // unbind, sequence 0xabcd
+    await until(() => pool.stats()[0]!.reconnects === 1 && pool.stats()[0]!.state === 'bound', 5_000, 'bound again');
+    expect(accepted(await pool.submit('sim', [part('2')]))).toBe(true);
+    expect(sim.counters().binds).toHaveLength(2);
+  });
+
+  it('answers an unknown request with generic_nack ESME_RINVCMDID and keeps the link', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port }, clock));
+    expect(accepted(await pool.submit('sim', [part('1')]))).toBe(true);
+    sim.injectRaw(Buffer.from('00000010000007770000000000000042', 'hex'));
+    await until(() => sim.counters().totals.genericNacksReceived === 1, 5_000, 'generic_nack at SMSC');
+    expect(accepted(await pool.submit('sim', [part('2')]))).toBe(true);
+    expect(pool.stats()[0]!.reconnects).toBe(0);
+  });
+
+  it('TLS with a client certificate (mutual TLS)', async () => {
+    const { sim, port } = await simulator({ tls: { cert: testTls.serverCert(), key: testTls.serverKey(), ca: testTls.ca(), requestCert: true } });
+    const u = makePool({ port, tls: true }, clock);
+    const pool = track(u);
+    expect(accepted(await pool.submit('sim', [part('1')]))).toBe(true);
+    expect(sim.counters().totals.submitsReceived).toBe(1);
+  });
+
+  it('TLS refuses a server certificate it cannot verify, and never binds', async () => {
+    const { sim, port } = await simulator({ tls: { cert: testTls.serverCert(), key: testTls.serverKey() } });
+    const { counts, metrics } = recordingMetrics();
+    const pool = track(makePool({ port, tls: true, caOverride: testTls.serverCert() }, clock, { metrics }));
+    await until(() => pool.stats()[0]!.lastError !== '', 5_000, 'a failed attempt');
+    expect(pool.stats()[0]!.lastError).toMatch(/certificate|self.signed|verify/i);
+    expect(pool.stats()[0]!.state).not.toBe('bound');
+    expect(sim.counters().bindsActive).toBe(0);
+    expect(counts.reconnect).toBeGreaterThan(0);
+  });
 });

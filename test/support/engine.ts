@@ -14,6 +14,8 @@ export const testTls = {
   ca: () => fixture('ca.crt'),
   serverCert: () => fixture('server.crt'),
   serverKey: () => fixture('server.key'),
+  clientCert: () => fixture('client.crt'),
+  clientKey: () => fixture('client.key'),
 };
 
 export interface TestUpstream {
@@ -24,6 +26,8 @@ export interface TestUpstream {
   burst?: number;
   password?: string;
   tls?: boolean;
+  /** A CA to trust instead of the test CA (to make verification fail). */
+  caOverride?: Buffer;
   onUncertain?: 'resend' | 'fail';
   responseTimeoutMs?: number;
   enquireLinkMs?: number;
@@ -36,7 +40,10 @@ export function upstream(o: TestUpstream): UpstreamSettings {
     upstream: 'sim', index,
     connect: {
       host: '127.0.0.1', port: o.port, connectTimeoutMs: 5_000,
-      tls: o.tls ? { ca: testTls.ca(), servername: 'localhost', rejectUnauthorized: true } : false,
+      tls: o.tls ? {
+        ca: o.caOverride ?? testTls.ca(), cert: testTls.clientCert(), key: testTls.clientKey(),
+        servername: 'localhost', rejectUnauthorized: true,
+      } : false,
     },
     systemId: 'smppclient1', password: o.password ?? 'password', systemType: '', bindMode: 'transceiver',
     addressRange: '', addrTon: 0, addrNpi: 0,
