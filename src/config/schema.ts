@@ -27,6 +27,16 @@ const tlsSchema = z.strictObject({
   rejectUnauthorized: z.boolean({ error: 'must be true or false' }).default(true),
 }).refine((t) => (t.cert === undefined) === (t.key === undefined), { error: 'cert and key go together', path: ['cert'] });
 
+function isTimeZone(zone: string): boolean {
+  if (zone === 'UTC' || /^[+-]\d{2}:\d{2}$/.test(zone)) return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const statusCodeKey = /^(0x[0-9a-fA-F]{1,8}|\d{1,10})$/;
 
 const upstreamSchema = z.strictObject({
@@ -66,6 +76,16 @@ const upstreamSchema = z.strictObject({
     initialSeconds: seconds('initialSeconds').default(1),
     maxSeconds: seconds('maxSeconds').default(30),
   }).default({ maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }),
+  // Text and segmentation (what data_coding 0 means here, how long messages travel).
+  defaultAlphabet: oneOf(['gsm7', 'latin1', 'ascii'] as const).default('gsm7'),
+  nationalLanguageShift: z.boolean({ error: 'must be true or false' }).default(false),
+  longMessages: oneOf(['udh', 'sar', 'payload'] as const).default('udh'),
+  udhReference: z.union([z.literal(8), z.literal(16)], { error: 'must be 8 or 16' }).default(8),
+  maxParts: int(1, 255).default(10),
+  // Receipts: how this SMSC writes message ids in receipts, and the zone of its dates.
+  receiptIdFormat: oneOf(['auto', 'same', 'hex', 'decimal'] as const).default('auto'),
+  smscTimeZone: z.string().min(1).refine(isTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
+  requestReceipts: z.boolean({ error: 'must be true or false' }).default(true),
   commandStatus: z.record(
     z.string().regex(statusCodeKey, { error: 'keys must be command_status codes, hex (0x400) or decimal' }),
     oneOf(STATUS_CLASSES),

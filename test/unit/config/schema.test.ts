@@ -40,6 +40,9 @@ describe('config validation names the key path and the reason', () => {
     ['unreadable tls.ca', `${base}    tls: { ca: missing-ca.pem }\n`, 'upstreams[0].tls.ca: cannot read'],
     ['cert without key', `${base}    tls: { cert: c.pem }\n`, 'upstreams[0].tls.cert: cert and key go together'],
     ['reconnect max below initial', `${base}    reconnect: { initialSeconds: 10, maxSeconds: 5 }\n`, 'upstreams[0].reconnect.maxSeconds: must be ≥ initialSeconds'],
+    ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
+    ['bad longMessages', `${base}    longMessages: split\n`, 'upstreams[0].longMessages: must be one of udh, sar, payload'],
+    ['bad udhReference', `${base}    udhReference: 12\n`, 'upstreams[0].udhReference: must be 8 or 16'],
     ['no upstreams', 'upstreams: []\n', 'upstreams: at least one upstream is required'],
     ['unknown top-level key', `${base}logs: {}\n`, 'logs: unknown key'],
     ['bad log level', `${base}log: { level: verbose }\n`, 'log.level: must be one of fatal, error, warn, info, debug, trace, silent'],
@@ -79,6 +82,8 @@ describe('config defaults and secrets', () => {
       enquireLinkSeconds: 30, responseTimeoutSeconds: 10, connectTimeoutSeconds: 10, onUncertain: 'resend',
       reconnect: { initialSeconds: 1, maxSeconds: 60 }, throttle: { pauseSeconds: 1, minRatePerBind: 10, recoverPerSecond: 100 },
       retry: { maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }, commandStatus: {},
+      defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
+      receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
     });
   });
 
