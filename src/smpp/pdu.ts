@@ -74,8 +74,8 @@ export interface BindRespPdu extends Header {
   tlvs?: Tlvs;
 }
 
-/** The fields submit_sm and deliver_sm share (SMPP v3.4 §4.4.1, §4.6.1). */
-export interface ShortMessageFields {
+/** Service type and both addresses, as submit_sm, deliver_sm and data_sm carry them. */
+export interface AddressFields {
   serviceType: string;
   sourceAddrTon: number;
   sourceAddrNpi: number;
@@ -84,6 +84,10 @@ export interface ShortMessageFields {
   destAddrNpi: number;
   destinationAddr: string;
   esmClass: number;
+}
+
+/** The fields submit_sm and deliver_sm share (SMPP v3.4 §4.4.1, §4.6.1). */
+export interface ShortMessageFields extends AddressFields {
   protocolId: number;
   priorityFlag: number;
   /** Absolute or relative SMPP time string, or '' for none. */
@@ -107,16 +111,8 @@ export interface DeliverSmPdu extends Header, ShortMessageFields {
   command: 'deliver_sm';
 }
 
-export interface DataSmPdu extends Header {
+export interface DataSmPdu extends Header, AddressFields {
   command: 'data_sm';
-  serviceType: string;
-  sourceAddrTon: number;
-  sourceAddrNpi: number;
-  sourceAddr: string;
-  destAddrTon: number;
-  destAddrNpi: number;
-  destinationAddr: string;
-  esmClass: number;
   registeredDelivery: number;
   dataCoding: number;
   tlvs?: Tlvs;
