@@ -1,114 +1,188 @@
+/**
+ * Reads the YAML configuration once, at start: file → YAML → files it names (passwordFile, TLS
+ * PEMs) → validation → `SmppdConfig`. Every problem is reported at once, one `path: reason` per
+ * line, in one `SmppdError`; no message ever carries a secret's value.
+ */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import {
-  configSchema, formatIssues, formatPath,
-  type RawConfig, type SimulatorConfig, type SmppdConfig, type StatusClassName, type TlsConfig, type UpstreamConfig,
+  PASSWORD_MAX, configSchema, formatIssues, formatPath,
+  type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig, type SmppdConfig, type TlsConfig, type UpstreamConfig,
 } from './schema.js';
 
-/** Reads, parses and validates a config file. Errors name every bad key's path. */
+/** Reads, parses and validates a config file. Relative paths in it resolve against its folder. */
 export async function loadConfigFile(path: string): Promise<SmppdConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new SmppdError(ErrorCode.CONFIG_UNREADABLE, `cannot read config ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new SmppdError(ErrorCode.CONFIG_UNREADABLE, `cannot read config ${path}: ${reason(e)}`, { path }, { cause: e });
   }
   return parseConfig(text, dirname(resolve(path)), path);
 }
 
-/** Parses and validates YAML text; relative file paths resolve against `baseDir`. */
+/** Parses and validates YAML text; relative file paths resolve against `baseDir`. `source` names it in messages. */
 export async function parseConfig(text: string, baseDir: string, source = 'config'): Promise<SmppdConfig> {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const input = parseYaml(text, source);
+  const files = await readNamedFiles(input, baseDir);
+  const parsed = configSchema.safeParse(input);
+  const problems = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems];
+  if (!parsed.success || problems.length > 0) throw invalid(source, problems);
+  return resolveConfig(parsed.data, files.contents);
+}
+
+/**
+ * A plain copy that is safe to print (`check-config`): every password, secret or token is '***',
+ * every Buffer (TLS certificates and keys) is `<N bytes>`.
+ */
+export function maskSecrets(config: SmppdConfig): unknown {
+  return mask(config, '');
+}
+
+const SECRET_KEY = /password|secret|token/i;
+
+function mask(value: unknown, key: string): unknown {
+  if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
+  if (SECRET_KEY.test(key) && typeof value === 'string') return '***';
+  if (Array.isArray(value)) return value.map((v) => mask(v, ''));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));
+  }
+  return value;
+}
+
+// --- YAML ---
+
+function parseYaml(text: string, source: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    const lines = doc.errors.map((e) => `${source}:${e.linePos?.[0]?.line ?? '?'}:${e.linePos?.[0]?.col ?? '?'}: ${e.message.split('\n')[0]}`);
-    throw new SmppdError(ErrorCode.CONFIG_INVALID, `invalid YAML in ${source}:\n${lines.join('\n')}`);
+    // The first line of the parser's message only: the rest quotes the source, which may hold a password.
+    const lines = doc.errors.map((e) => {
+      const { line, col } = lineCounter.linePos(e.pos[0]);
+      return `${source}:${line}:${col}: ${e.message.split('\n')[0]}`;
+    });
+    throw new SmppdError(ErrorCode.CONFIG_INVALID, `invalid YAML in ${source}:\n${lines.join('\n')}`, { problems: lines });
   }
-  const parsed = configSchema.safeParse(doc.toJS() ?? {});
-  if (!parsed.success) {
-    throw invalid(source, formatIssues(parsed.error.issues));
+  return doc.toJS() ?? {};
+}
+
+// --- files named by the config ---
+
+interface FileRef {
+  /** Key path of the setting that names the file, e.g. `upstreams[0].tls.ca`. */
+  at: string;
+  file: string;
+  /** As written in the config, relative or not. */
+  given: string;
+  /**
+   * A secret file loses one trailing newline (`echo pw > file`), and its path stays out of
+   * messages: a password typed into passwordFile by mistake must not be printed.
+   */
+  secret: boolean;
+}
+
+interface NamedFiles {
+  contents: Map<string, Buffer>;
+  problems: string[];
+}
+
+/**
+ * Reads every file the input names, before validation, so that a missing file is reported with
+ * the schema's problems rather than after they are fixed. Works on the unvalidated input: what
+ * is not a string here is the schema's to report.
+ */
+async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFiles> {
+  const refs: FileRef[] = [];
+  const add = (at: ReadonlyArray<string | number>, file: unknown, secret: boolean): void => {
+    if (typeof file === 'string' && file !== '') refs.push({ at: formatPath(at), file: resolve(baseDir, file), given: file, secret });
+  };
+  // A passwordFile beside a password is the schema's to refuse; reading it would only add noise.
+  if (isRecord(input)) {
+    const sim = input.simulator;
+    if (isRecord(sim) && sim.enabled === true && sim.password === undefined) add(['simulator', 'passwordFile'], sim.passwordFile, true);
+    if (Array.isArray(input.upstreams)) {
+      input.upstreams.forEach((u: unknown, i) => {
+        if (!isRecord(u)) return;
+        if (u.password === undefined) add(['upstreams', i, 'passwordFile'], u.passwordFile, true);
+        const tls = u.tls;
+        if (isRecord(tls)) for (const key of ['ca', 'cert', 'key'] as const) add(['upstreams', i, 'tls', key], tls[key], false);
+      });
+    }
   }
+  const read = await Promise.all(refs.map(async (ref) => {
+    try {
+      const data = await readFile(ref.file);
+      return { ref, data: ref.secret ? trimNewline(data) : data };
+    } catch (e) {
+      const what = !ref.secret ? ref.file : isAbsolute(ref.given) ? 'the file' : `the file (relative to ${baseDir})`;
+      return { ref, problem: `${ref.at}: cannot read ${what}: ${reason(e)}` };
+    }
+  }));
+  const contents = new Map<string, Buffer>();
   const problems: string[] = [];
-  const config = await resolveFiles(parsed.data, baseDir, problems);
-  if (problems.length > 0) throw invalid(source, problems);
+  for (const r of read) {
+    if (r.data === undefined) problems.push(r.problem);
+    else if (r.ref.secret && r.data.toString('utf8').length > PASSWORD_MAX) {
+      problems.push(`${r.ref.at}: the password in the file must be at most ${PASSWORD_MAX} characters (SMPP v3.4 password)`);
+    } else contents.set(r.ref.at, r.data);
+  }
+  return { contents, problems };
+}
+
+function trimNewline(data: Buffer): Buffer {
+  let end = data.length;
+  if (end > 0 && data[end - 1] === 0x0a) end--;
+  if (end > 0 && end < data.length && data[end - 1] === 0x0d) end--;
+  return data.subarray(0, end);
+}
+
+// --- the typed result ---
+
+function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>): SmppdConfig {
+  // Inline, or the content of the file (read and checked by readNamedFiles).
+  const secret = (inline: string | undefined, at: string): string => inline ?? files.get(at)?.toString('utf8') ?? '';
+  const upstreams = parsed.upstreams.map((u, i) => resolveUpstream(u, `upstreams[${i}]`, files, secret));
+  const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams };
+  if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);
   return config;
 }
 
-function invalid(source: string, lines: string[]): SmppdError {
-  return new SmppdError(ErrorCode.CONFIG_INVALID, `invalid configuration in ${source}:\n${lines.join('\n')}`, { problems: lines });
+type Secret = (inline: string | undefined, at: string) => string;
+
+function resolveUpstream(u: ParsedUpstream, at: string, files: Map<string, Buffer>, secret: Secret): UpstreamConfig {
+  const { password, passwordFile: _file, tls, ...rest } = u;
+  let resolvedTls: TlsConfig | false = false;
+  if (tls !== false) {
+    resolvedTls = { rejectUnauthorized: tls.rejectUnauthorized };
+    if (tls.servername !== undefined) resolvedTls.servername = tls.servername;
+    for (const key of ['ca', 'cert', 'key'] as const) {
+      const data = files.get(`${at}.tls.${key}`);
+      if (data !== undefined) resolvedTls[key] = data;
+    }
+  }
+  return { ...rest, tls: resolvedTls, password: secret(password, `${at}.passwordFile`) };
 }
 
-async function resolveFiles(raw: RawConfig, baseDir: string, problems: string[]): Promise<SmppdConfig> {
-  const read = async (path: string, at: Array<string | number>, trim: boolean): Promise<Buffer | undefined> => {
-    const full = isAbsolute(path) ? path : resolve(baseDir, path);
-    try {
-      const data = await readFile(full);
-      return trim ? Buffer.from(data.toString('utf8').replace(/\r?\n$/, '')) : data;
-    } catch (e) {
-      problems.push(`${formatPath(at)}: cannot read ${full}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      return undefined;
-    }
-  };
-  const secret = async (inline: string | undefined, file: string | undefined, at: Array<string | number>): Promise<string> => {
-    if (inline !== undefined) return inline;
-    if (file === undefined) return '';
-    return (await read(file, [...at.slice(0, -1), 'passwordFile'], true))?.toString('utf8') ?? '';
-  };
-
-  const upstreams: UpstreamConfig[] = [];
-  for (const [i, u] of raw.upstreams.entries()) {
-    const at = ['upstreams', i];
-    let tls: TlsConfig | false = false;
-    if (u.tls !== false) {
-      tls = { rejectUnauthorized: u.tls.rejectUnauthorized };
-      if (u.tls.servername !== undefined) tls.servername = u.tls.servername;
-      for (const key of ['ca', 'cert', 'key'] as const) {
-        const file = u.tls[key];
-        if (file !== undefined) {
-          const data = await read(file, [...at, 'tls', key], false);
-          if (data) tls[key] = data;
-        }
-      }
-    }
-    const password = await secret(u.password, u.passwordFile, [...at, 'password']);
-    if (password.length > 8) problems.push(`${formatPath([...at, 'passwordFile'])}: the SMPP password allows at most 8 characters`);
-    const { password: _p, passwordFile: _f, ...rest } = u;
-    const commandStatus: Record<number, StatusClassName> = {};
-    for (const [code, cls] of Object.entries(u.commandStatus)) commandStatus[Number(code)] = cls;
-    upstreams.push({
-      ...rest,
-      tls,
-      password,
-      burst: u.burst ?? Math.max(1, Math.ceil(u.ratePerBind / 50)),
-      throttle: {
-        pauseSeconds: u.throttle.pauseSeconds,
-        minRatePerBind: u.throttle.minRatePerBind,
-        recoverPerSecond: u.throttle.recoverPerSecond ?? Math.max(1, Math.ceil(u.ratePerBind / 10)),
-      },
-      commandStatus,
-    });
-  }
-
-  let simulator: SimulatorConfig | undefined;
-  if (raw.simulator) {
-    const s = raw.simulator;
-    simulator = {
-      enabled: s.enabled, host: s.host, port: s.port, systemId: s.systemId ?? '',
-      password: await secret(s.password, s.passwordFile, ['simulator', 'password']),
-      deliveryReceiptDelayMs: s.deliveryReceiptDelayMs,
-    };
-  }
-  return { log: raw.log, shutdown: raw.shutdown, ...(simulator ? { simulator } : {}), upstreams };
+function resolveSimulator(s: ParsedSimulator, secret: Secret): SimulatorConfig {
+  const { password, passwordFile: _file, systemId, ...rest } = s;
+  return { ...rest, systemId: systemId ?? '', password: secret(password, 'simulator.passwordFile') };
 }
 
-/** A copy safe to print: secrets masked, file contents described by size. */
-export function maskSecrets(config: SmppdConfig): unknown {
-  return JSON.parse(JSON.stringify(config, (key, value: unknown) => {
-    if (/password|secret|token/i.test(key) && typeof value === 'string') return '***';
-    if (value && typeof value === 'object' && (value as { type?: string }).type === 'Buffer') {
-      return `<${((value as { data: unknown[] }).data ?? []).length} bytes>`;
-    }
-    return value;
-  }));
+// --- helpers ---
+
+function invalid(source: string, problems: string[]): SmppdError {
+  return new SmppdError(ErrorCode.CONFIG_INVALID, `invalid configuration in ${source}:\n${problems.join('\n')}`, { problems });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** `ENOENT`, or the message when the error has no code. Never the file's content. */
+function reason(e: unknown): string {
+  if (isRecord(e) && typeof e.code === 'string') return e.code;
+  return e instanceof Error ? e.message : String(e);
 }

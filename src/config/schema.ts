@@ -1,124 +1,251 @@
 /**
- * The configuration's shape, defaults and rules (zod), and the formatter that turns problems
- * into one line per key path: `upstreams[0].ratePerBind: must be a number ≥ 0`.
- * Secrets and TLS files are resolved by load.ts; this file only describes.
+ * The configuration's shape, defaults and rules (zod), the types inferred from it, and the
+ * formatter that turns problems into one line per key path: `upstreams[0].ratePerBind: must be
+ * a number ≥ 0`. Secrets and TLS files are read by load.ts; this file only describes.
+ *
+ * Messages never quote the offending value: it may be a password.
  */
 import { z } from 'zod';
-
-const seconds = (what: string) => z.number({ error: `must be a number of seconds` }).positive({ error: `${what} must be > 0` });
-const int = (min: number, max: number) =>
-  z.number({ error: `must be a whole number from ${min} to ${max}` }).int({ error: `must be a whole number from ${min} to ${max}` })
-    .min(min, { error: `must be a whole number from ${min} to ${max}` }).max(max, { error: `must be a whole number from ${min} to ${max}` });
-const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
-const text = (max: number, what: string) => z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).max(max, { error: `${what} allows at most ${max} characters` });
+import { isValidTimeZone } from '../core/time-zone.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const BIND_MODES = ['transceiver', 'transmitter', 'receiver'] as const;
 export const STATUS_CLASSES = ['ok', 'retry', 'reject', 'fail'] as const;
+export const DEFAULT_ALPHABETS = ['gsm7', 'latin1', 'ascii'] as const;
+export const LONG_MESSAGE_MODES = ['udh', 'sar', 'payload'] as const;
+export const RECEIPT_ID_FORMATS = ['auto', 'same', 'hex', 'decimal'] as const;
+export type StatusClass = (typeof STATUS_CLASSES)[number];
 
-const tlsSchema = z.strictObject({
-  /** PEM file with the CA(s) that sign the SMSC's certificate; the system's CAs when absent. */
-  ca: z.string().min(1).optional(),
-  /** PEM client certificate and key files, for SMSCs that require mutual TLS. */
-  cert: z.string().min(1).optional(),
-  key: z.string().min(1).optional(),
-  /** Name to verify the certificate against (SNI); default the host when it is a name. */
-  servername: z.string().min(1).optional(),
-  /** Default true. false accepts any certificate: lab use only. */
-  rejectUnauthorized: z.boolean({ error: 'must be true or false' }).default(true),
-}).refine((t) => (t.cert === undefined) === (t.key === undefined), { error: 'cert and key go together', path: ['cert'] });
+// SMPP v3.4 §5.2: system_id 16, password 9, system_type 13, address_range 41 octets, each with the NUL.
+const SYSTEM_ID_MAX = 15;
+export const PASSWORD_MAX = 8;
+const SYSTEM_TYPE_MAX = 12;
+const ADDRESS_RANGE_MAX = 40;
 
-function isTimeZone(zone: string): boolean {
-  if (zone === 'UTC' || /^[+-]\d{2}:\d{2}$/.test(zone)) return true;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
+const STATUS_CODE_KEY = /^(0[xX][0-9a-fA-F]{1,8}|\d{1,10})$/;
+const UPSTREAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+// --- building blocks: each carries the one message an operator sees ---
+
+function typeMessage(expected: string) {
+  return (issue: { input?: unknown }): string => {
+    if (issue.input === undefined || issue.input === null) return 'is required';
+    if (expected === 'a string' && (typeof issue.input === 'number' || typeof issue.input === 'boolean')) {
+      return 'must be a string: put it in quotes';
+    }
+    return `must be ${expected}`;
+  };
 }
 
-const statusCodeKey = /^(0x[0-9a-fA-F]{1,8}|\d{1,10})$/;
+/** A string of at most `max` characters (`why` names the limit's origin). */
+function text(max: number, why = '') {
+  return z.string({ error: typeMessage('a string') }).max(max, { error: `must be at most ${max} characters${why}` });
+}
+
+function nonEmpty() {
+  return z.string({ error: typeMessage('a string') }).min(1, { error: 'must not be empty' });
+}
+
+function wholeNumber(min: number, max: number) {
+  const error = `must be a whole number from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+function atLeastZero() {
+  return z.number({ error: 'must be a number ≥ 0' }).min(0, { error: 'must be a number ≥ 0' });
+}
+
+function positive(unit = '') {
+  const error = `must be a number${unit} > 0`;
+  return z.number({ error }).positive({ error });
+}
+
+const seconds = () => positive(' of seconds');
+
+function oneOf<T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+}
+
+const flag = () => z.boolean({ error: 'must be true or false' });
+
+// --- sections ---
+
+/** TLS to the SMSC. File paths here; load.ts reads them into Buffers (`TlsConfig`). */
+const tlsSchema = z.strictObject({
+  /** PEM file of the CA(s) that sign the SMSC's certificate. Default: Node's bundled CAs. */
+  ca: nonEmpty().optional(),
+  /** PEM client certificate file, for mutual TLS. Goes with `key`. */
+  cert: nonEmpty().optional(),
+  /** PEM private key file of `cert`. Goes with `cert`. */
+  key: nonEmpty().optional(),
+  /** Name the certificate must carry (and SNI). Default: `host`. */
+  servername: nonEmpty().optional(),
+  /** Default true. false accepts any certificate: lab use only. */
+  rejectUnauthorized: flag().default(true),
+}, { error: 'must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }' }).superRefine((t, ctx) => {
+  if (t.cert !== undefined && t.key === undefined) ctx.addIssue({ code: 'custom', path: ['key'], message: 'is required with cert' });
+  if (t.key !== undefined && t.cert === undefined) ctx.addIssue({ code: 'custom', path: ['cert'], message: 'is required with key' });
+});
+
+/** Exponential backoff bounds, in seconds. Invariant: maxSeconds ≥ initialSeconds. */
+function backoff(initialSeconds: number, maxSeconds: number) {
+  return z.strictObject({
+    initialSeconds: seconds().default(initialSeconds),
+    maxSeconds: seconds().default(maxSeconds),
+  }).default({ initialSeconds, maxSeconds })
+    .refine((b) => b.maxSeconds >= b.initialSeconds, { error: 'must be ≥ initialSeconds', path: ['maxSeconds'] });
+}
+
+/** Per-upstream classes for command_status codes: `{ "0x400": retry }` → `{ 1024: 'retry' }`. */
+const commandStatusSchema = z.record(
+  z.string().regex(STATUS_CODE_KEY, { error: 'must be a command_status code, hex (0x400) or decimal (1024)' }),
+  oneOf(STATUS_CLASSES),
+  { error: 'must be a mapping of command_status codes to ok, retry, reject or fail' },
+).superRefine((table, ctx) => {
+  const seen = new Map<number, string>();
+  for (const key of Object.keys(table)) {
+    const code = Number(key);
+    if (code > 0xffff_ffff) ctx.addIssue({ code: 'custom', path: [key], message: 'must be at most 0xFFFFFFFF (command_status is 32 bits)' });
+    const first = seen.get(code);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `is the same code as ${first}` });
+    else seen.set(code, key);
+  }
+}).transform((table) => {
+  const byCode: Record<number, StatusClass> = {};
+  for (const [key, cls] of Object.entries(table)) byCode[Number(key)] = cls;
+  return byCode;
+});
 
 const upstreamSchema = z.strictObject({
-  name: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1–64 letters, digits, _ . or -' }),
-  host: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, { error: 'is required' }),
-  port: int(1, 65535).default(2775),
-  tls: z.union([z.literal(false), tlsSchema], { error: 'must be false or { ca, cert, key, servername, rejectUnauthorized }' }).default(false),
-  // SMPP v3.4 §5.2: system_id 16, password 9, system_type 13 octets including the NUL.
-  systemId: text(15, 'system_id').min(1, { error: 'is required' }),
-  password: text(8, 'the SMPP password').optional(),
-  passwordFile: z.string().min(1).optional(),
-  systemType: text(12, 'system_type').default(''),
-  bindMode: oneOf(['transceiver', 'transmitter', 'receiver'] as const).default('transceiver'),
-  addressRange: text(40, 'address_range').default(''),
-  addrTon: int(0, 255).default(0),
-  addrNpi: int(0, 255).default(0),
-  binds: int(1, 64).default(1),
-  window: int(1, 10_000).default(100),
-  ratePerBind: z.number({ error: 'must be a number ≥ 0' }).min(0, { error: 'must be a number ≥ 0' }).default(1000),
-  burst: int(1, 1_000_000).optional(),
-  enquireLinkSeconds: seconds('enquireLinkSeconds').default(30),
-  responseTimeoutSeconds: seconds('responseTimeoutSeconds').default(10),
-  connectTimeoutSeconds: seconds('connectTimeoutSeconds').default(10),
+  /** Required. 1–64 of A-Z a-z 0-9 _ . - ; unique among upstreams. */
+  name: z.string({ error: typeMessage('a string') }).regex(UPSTREAM_NAME, { error: 'must be 1–64 letters, digits, _ . or -' }),
+  /** Required. The SMSC's host name or address. */
+  host: nonEmpty(),
+  /** Default 2775. 1–65535. */
+  port: wholeNumber(1, 65535).default(2775),
+  /** Default false (plain TCP); a mapping turns TLS on. */
+  tls: z.union([z.literal(false), tlsSchema], { error: 'must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }' })
+    .default(false),
+  /** Required. At most 15 characters (SMPP v3.4 system_id). */
+  systemId: text(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }),
+  /** Exactly one of password and passwordFile. At most 8 characters (SMPP v3.4). */
+  password: text(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
+  /** A file holding the password; one trailing newline is trimmed. Relative to the config file. */
+  passwordFile: nonEmpty().optional(),
+  /** Default "". At most 12 characters. */
+  systemType: text(SYSTEM_TYPE_MAX, ' (SMPP v3.4 system_type)').default(''),
+  /** Default transceiver. */
+  bindMode: oneOf(BIND_MODES).default('transceiver'),
+  /** Default "". At most 40 characters. */
+  addressRange: text(ADDRESS_RANGE_MAX, ' (SMPP v3.4 address_range)').default(''),
+  /** Default 0. 0–255. */
+  addrTon: wholeNumber(0, 255).default(0),
+  /** Default 0. 0–255. */
+  addrNpi: wholeNumber(0, 255).default(0),
+  /** Sessions to this account. Default 1. 1–64. Throughput scales with binds. */
+  binds: wholeNumber(1, 64).default(1),
+  /** submit_sm outstanding per bind. Default 100. 1–10000. */
+  window: wholeNumber(1, 10_000).default(100),
+  /** submit_sm per second per bind. Default 1000. ≥ 0; 0 = unpaced. */
+  ratePerBind: atLeastZero().default(1000),
+  /** Tokens a bind may save up. Default max(1, ceil(ratePerBind / 50)). ≥ 1. */
+  burst: wholeNumber(1, 1_000_000).optional(),
+  /** Seconds between our enquire_link. Default 30. > 0. */
+  enquireLinkSeconds: seconds().default(30),
+  /** Seconds a request may go unanswered. Default 10. > 0. */
+  responseTimeoutSeconds: seconds().default(10),
+  /** Seconds to connect (TCP and TLS). Default 10. > 0. */
+  connectTimeoutSeconds: seconds().default(10),
+  /** A submit_sm whose answer never came (timeout, link lost). Default resend. */
   onUncertain: oneOf(['resend', 'fail'] as const).default('resend'),
-  reconnect: z.strictObject({
-    initialSeconds: seconds('initialSeconds').default(1),
-    maxSeconds: seconds('maxSeconds').default(60),
-  }).default({ initialSeconds: 1, maxSeconds: 60 })
-    .refine((r) => r.maxSeconds >= r.initialSeconds, { error: 'must be ≥ initialSeconds', path: ['maxSeconds'] }),
+  /** Reconnect backoff, seconds. Default 1 … 60. */
+  reconnect: backoff(1, 60),
+  /**
+   * On ESME_RTHROTTLED the bind pauses `pauseSeconds` (default 1, ≥ 0), halves its rate, never
+   * below `minRatePerBind` (default 10, > 0), then climbs `recoverPerSecond` (default
+   * ceil(ratePerBind / 10), at least 1; > 0) each second back to ratePerBind.
+   */
   throttle: z.strictObject({
-    pauseSeconds: z.number({ error: 'must be a number ≥ 0' }).min(0, { error: 'must be a number ≥ 0' }).default(1),
-    minRatePerBind: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(10),
-    recoverPerSecond: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).optional(),
+    pauseSeconds: atLeastZero().default(1),
+    minRatePerBind: positive().default(10),
+    recoverPerSecond: positive().optional(),
   }).default({ pauseSeconds: 1, minRatePerBind: 10 }),
+  /** Retries of retryable command_status: attempts (default 5, 1–1000) and backoff seconds (1 … 30). */
   retry: z.strictObject({
-    maxAttempts: int(1, 1000).default(5),
-    initialSeconds: seconds('initialSeconds').default(1),
-    maxSeconds: seconds('maxSeconds').default(30),
-  }).default({ maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }),
-  // Text and segmentation (what data_coding 0 means here, how long messages travel).
-  defaultAlphabet: oneOf(['gsm7', 'latin1', 'ascii'] as const).default('gsm7'),
-  nationalLanguageShift: z.boolean({ error: 'must be true or false' }).default(false),
-  longMessages: oneOf(['udh', 'sar', 'payload'] as const).default('udh'),
+    maxAttempts: wholeNumber(1, 1000).default(5),
+    initialSeconds: seconds().default(1),
+    maxSeconds: seconds().default(30),
+  }).default({ maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 })
+    .refine((r) => r.maxSeconds >= r.initialSeconds, { error: 'must be ≥ initialSeconds', path: ['maxSeconds'] }),
+  /** Overrides of the command_status classes. Default {}. */
+  commandStatus: commandStatusSchema.default({}),
+  /** What this SMSC takes data_coding 0 to mean. Default gsm7 (GSM 03.38, unpacked). */
+  defaultAlphabet: oneOf(DEFAULT_ALPHABETS).default('gsm7'),
+  /** Use the Turkish, Spanish and Portuguese shift tables when they keep a text GSM-7. Default false. */
+  nationalLanguageShift: flag().default(false),
+  /** How a long message travels: UDH concatenation, SAR TLVs, or one message_payload. Default udh. */
+  longMessages: oneOf(LONG_MESSAGE_MODES).default('udh'),
+  /** Concatenation reference size in the UDH: 8 (IE 0x00) or 16 bits (IE 0x08). Default 8. */
   udhReference: z.union([z.literal(8), z.literal(16)], { error: 'must be 8 or 16' }).default(8),
-  maxParts: int(1, 255).default(10),
-  // Receipts: how this SMSC writes message ids in receipts, and the zone of its dates.
-  receiptIdFormat: oneOf(['auto', 'same', 'hex', 'decimal'] as const).default('auto'),
-  smscTimeZone: z.string().min(1).refine(isTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
-  requestReceipts: z.boolean({ error: 'must be true or false' }).default(true),
-  commandStatus: z.record(
-    z.string().regex(statusCodeKey, { error: 'keys must be command_status codes, hex (0x400) or decimal' }),
-    oneOf(STATUS_CLASSES),
-  ).default({}),
+  /** A message of more parts is refused up front. Default 10. 1–255. */
+  maxParts: wholeNumber(1, 255).default(10),
+  /** How receipts write the submit_sm_resp id. Default auto (learnt from the first receipts). */
+  receiptIdFormat: oneOf(RECEIPT_ID_FORMATS).default('auto'),
+  /** The zone of the SMSC's receipt dates: UTC, an offset (+04:00) or an IANA name. Default UTC. */
+  smscTimeZone: nonEmpty().refine(isValidTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
+  /** Ask for a final delivery receipt on every part (registered_delivery 1). Default true. */
+  requestReceipts: flag().default(true),
 }).superRefine((u, ctx) => {
   if (u.password !== undefined && u.passwordFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });
   } else if (u.password === undefined && u.passwordFile === undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'one of password or passwordFile is required' });
   }
-});
+}).transform((u) => ({
+  ...u,
+  burst: u.burst ?? Math.max(1, Math.ceil(u.ratePerBind / 50)),
+  throttle: { ...u.throttle, recoverPerSecond: u.throttle.recoverPerSecond ?? Math.max(1, Math.ceil(u.ratePerBind / 10)) },
+}));
 
+/** The built-in SMSC simulator, run in-process by `smppd start` when enabled (the demo). */
 const simulatorSchema = z.strictObject({
-  enabled: z.boolean({ error: 'must be true or false' }).default(false),
-  host: z.string().min(1).default('127.0.0.1'),
-  port: int(1, 65535).default(2775),
-  systemId: text(15, 'system_id').min(1).optional(),
-  password: text(8, 'the SMPP password').optional(),
-  passwordFile: z.string().min(1).optional(),
-  deliveryReceiptDelayMs: z.number({ error: 'must be a number ≥ 0' }).min(0, { error: 'must be a number ≥ 0' }).default(500),
-}).superRefine((s, ctx) => {
+  /** Default false. */
+  enabled: flag().default(false),
+  /** Address to listen on. Default 127.0.0.1. */
+  host: nonEmpty().default('127.0.0.1'),
+  /** Default 2775. 1–65535. */
+  port: wholeNumber(1, 65535).default(2775),
+  /** Required when enabled. At most 15 characters. */
+  systemId: text(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }).optional(),
+  /** Exactly one of password and passwordFile when enabled. At most 8 characters. */
+  password: text(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
+  passwordFile: nonEmpty().optional(),
+  /** Milliseconds from submit_sm to its delivery receipt. Default 500. ≥ 0. */
+  deliveryReceiptDelayMs: atLeastZero().default(500),
+}, { error: 'must be a mapping' }).superRefine((s, ctx) => {
+  if (s.password !== undefined && s.passwordFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });
+  }
   if (!s.enabled) return;
   if (s.systemId === undefined) ctx.addIssue({ code: 'custom', path: ['systemId'], message: 'is required when the simulator is enabled' });
-  if ((s.password === undefined) === (s.passwordFile === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['password'], message: 'exactly one of password or passwordFile is required when the simulator is enabled' });
+  if (s.password === undefined && s.passwordFile === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'one of password or passwordFile is required when the simulator is enabled' });
   }
 });
 
 export const configSchema = z.strictObject({
-  log: z.strictObject({ level: oneOf(LOG_LEVELS).default('info') }).default({ level: 'info' }),
-  shutdown: z.strictObject({ drainSeconds: seconds('drainSeconds').default(10) }).default({ drainSeconds: 10 }),
+  log: z.strictObject({
+    /** Default info. */
+    level: oneOf(LOG_LEVELS).default('info'),
+  }, { error: 'must be a mapping' }).default({ level: 'info' }),
+  shutdown: z.strictObject({
+    /** Seconds a stop waits for outstanding submit_sm responses. Default 10. > 0. */
+    drainSeconds: seconds().default(10),
+  }, { error: 'must be a mapping' }).default({ drainSeconds: 10 }),
   simulator: simulatorSchema.optional(),
-  upstreams: z.array(upstreamSchema, { error: 'must be a list of upstreams' }).min(1, { error: 'at least one upstream is required' }),
+  /** At least one; names unique. */
+  upstreams: z.array(upstreamSchema, { error: typeMessage('a list of upstreams') })
+    .min(1, { error: 'must list at least one upstream' }),
 }, { error: 'the configuration must be a YAML mapping' }).superRefine((c, ctx) => {
   const seen = new Map<string, number>();
   c.upstreams.forEach((u, i) => {
@@ -128,47 +255,50 @@ export const configSchema = z.strictObject({
   });
 });
 
-/** The file as parsed: before secrets and TLS files are read. */
-export type RawConfig = z.infer<typeof configSchema>;
+// --- types ---
 
-export type StatusClassName = (typeof STATUS_CLASSES)[number];
+/** The file as validated, defaults applied: secrets and TLS files still named, not read. */
+export type ParsedConfig = z.output<typeof configSchema>;
+export type ParsedUpstream = ParsedConfig['upstreams'][number];
+export type ParsedSimulator = NonNullable<ParsedConfig['simulator']>;
 
+export type LogConfig = ParsedConfig['log'];
+export type ShutdownConfig = ParsedConfig['shutdown'];
+
+/** TLS settings with the files read. `false` in `UpstreamConfig.tls` means plain TCP. */
 export interface TlsConfig {
   ca?: Buffer;
   cert?: Buffer;
   key?: Buffer;
   servername?: string;
+  /** Default true. */
   rejectUnauthorized: boolean;
 }
 
-/** One upstream, validated, with every default applied and secrets and files resolved. */
-export interface UpstreamConfig extends Omit<RawConfig['upstreams'][number], 'tls' | 'password' | 'passwordFile' | 'burst' | 'throttle' | 'commandStatus'> {
+/** One upstream, validated, every default applied, the password and TLS files read. */
+export interface UpstreamConfig extends Omit<ParsedUpstream, 'tls' | 'password' | 'passwordFile'> {
   tls: TlsConfig | false;
+  /** From `password` or the content of `passwordFile`. */
   password: string;
-  burst: number;
-  throttle: { pauseSeconds: number; minRatePerBind: number; recoverPerSecond: number };
-  commandStatus: Record<number, StatusClassName>;
 }
 
-export interface SimulatorConfig {
-  enabled: boolean;
-  host: string;
-  port: number;
+/** The simulator section, resolved. `systemId` and `password` are '' when it is disabled and left unset. */
+export interface SimulatorConfig extends Omit<ParsedSimulator, 'systemId' | 'password' | 'passwordFile'> {
   systemId: string;
   password: string;
-  deliveryReceiptDelayMs: number;
 }
 
-export type LogConfig = RawConfig['log'];
-
+/** The whole configuration as the daemon uses it. */
 export interface SmppdConfig {
   log: LogConfig;
-  shutdown: RawConfig['shutdown'];
+  shutdown: ShutdownConfig;
   simulator?: SimulatorConfig;
   upstreams: UpstreamConfig[];
 }
 
-/** `a.b[0].c` */
+// --- messages ---
+
+/** `['upstreams', 0, 'tls', 'ca']` → `upstreams[0].tls.ca`. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
@@ -176,13 +306,28 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 /** One line per problem, `path: reason`; never the value itself (it may be a secret). */
-export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>): string[] {
+export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, at: ReadonlyArray<PropertyKey> = []): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) lines.push(`${formatPath([...issue.path, key])}: unknown key`);
-    } else {
-      lines.push(`${formatPath(issue.path)}: ${issue.message}`);
+    const path = [...at, ...issue.path];
+    switch (issue.code) {
+      case 'unrecognized_keys':
+        for (const key of issue.keys) lines.push(`${formatPath([...path, key])}: unknown key`);
+        break;
+      case 'invalid_key':
+        // A record key: the key's own rule says what is wrong with it.
+        lines.push(...formatIssues(issue.issues, path));
+        break;
+      case 'invalid_union': {
+        // `tls: false | {…}`: when the value has the shape of one branch, that branch's problems
+        // (an unknown key, a cert without its key) say more than "must be false or a mapping".
+        const fitting = issue.errors.filter((branch) => !branch.some((b) => b.path.length === 0 && (b.code === 'invalid_type' || b.code === 'invalid_value')));
+        if (fitting.length === 1 && fitting[0]) lines.push(...formatIssues(fitting[0], path));
+        else lines.push(`${formatPath(path)}: ${issue.message}`);
+        break;
+      }
+      default:
+        lines.push(`${formatPath(path)}: ${issue.message}`);
     }
   }
   return lines;

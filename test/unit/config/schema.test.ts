@@ -1,84 +1,156 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, maskSecrets, parseConfig } from '../../../src/config/load.js';
-import { isSmppdError } from '../../../src/core/errors.js';
+import { isSmppdError, type ErrorCode } from '../../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-config-'));
+const SECRET = 's3cr3tpw';
 const base = `upstreams:
   - name: provider
     host: 127.0.0.1
     systemId: smppclient1
-    password: s3cr3tpw
+    password: ${SECRET}
 `;
+const second = base.replace('upstreams:\n', '');
 
-async function problem(yaml: string): Promise<string> {
+async function refusal(load: Promise<unknown>, code: ErrorCode = 'CONFIG_INVALID'): Promise<string> {
   try {
-    await parseConfig(yaml, dir);
+    await load;
   } catch (e) {
-    if (isSmppdError(e, 'CONFIG_INVALID')) return e.message;
+    if (isSmppdError(e, code)) return e.message;
     throw e;
   }
   throw new Error('expected the config to be refused');
 }
 
-describe('config validation names the key path and the reason', () => {
+const problem = (yaml: string): Promise<string> => refusal(parseConfig(yaml, dir));
+
+describe('a bad value is refused with its key path and the reason', () => {
   const cases: Array<[string, string, string]> = [
     ['negative ratePerBind', `${base}    ratePerBind: -1\n`, 'upstreams[0].ratePerBind: must be a number ≥ 0'],
     ['bindMode typo', `${base}    bindMode: tranceiver\n`, 'upstreams[0].bindMode: must be one of transceiver, transmitter, receiver'],
+    ['bindMode typo in the second upstream', `${base}${second.replace('provider', 'other')}    bindMode: rx\n`,
+      'upstreams[1].bindMode: must be one of transceiver, transmitter, receiver'],
     ['binds 0', `${base}    binds: 0\n`, 'upstreams[0].binds: must be a whole number from 1 to 64'],
+    ['binds not whole', `${base}    binds: 1.5\n`, 'upstreams[0].binds: must be a whole number from 1 to 64'],
     ['window 0', `${base}    window: 0\n`, 'upstreams[0].window: must be a whole number from 1 to 10000'],
     ['missing host', base.replace('    host: 127.0.0.1\n', ''), 'upstreams[0].host: is required'],
-    ['both password and passwordFile', `${base}    passwordFile: /x\n`, 'upstreams[0].password: give password or passwordFile, not both'],
-    ['neither password nor passwordFile', base.replace('    password: s3cr3tpw\n', ''), 'upstreams[0].password: one of password or passwordFile is required'],
+    ['missing name', base.replace('  - name: provider\n    host', '  - host'), 'upstreams[0].name: is required'],
+    ['bad name', base.replace('name: provider', 'name: "pro vider"'), 'upstreams[0].name: must be 1–64 letters, digits, _ . or -'],
+    ['both password and passwordFile', `${base}    passwordFile: pw\n`, 'upstreams[0].password: give password or passwordFile, not both'],
+    ['neither password nor passwordFile', base.replace(`    password: ${SECRET}\n`, ''), 'upstreams[0].password: one of password or passwordFile is required'],
+    ['password too long', base.replace(SECRET, `${SECRET}x`), 'upstreams[0].password: must be at most 8 characters'],
+    ['password as a YAML number', base.replace(SECRET, '12345678'), 'upstreams[0].password: must be a string: put it in quotes'],
     ['unknown key', `${base}    ratePerbind: 5\n`, 'upstreams[0].ratePerbind: unknown key'],
-    ['duplicate names', `${base}${base.replace('upstreams:\n', '')}`, 'upstreams[1].name: duplicates upstreams[0].name'],
-    ['systemId too long', base.replace('smppclient1', 'a-very-long-system-id'), 'upstreams[0].systemId: system_id allows at most 15 characters'],
-    ['bad commandStatus key', `${base}    commandStatus: { vendor: retry }\n`, 'upstreams[0].commandStatus'],
+    ['unknown key in tls', `${base}    tls: { cafile: ca.pem }\n`, 'upstreams[0].tls.cafile: unknown key'],
+    ['unknown top-level key', `${base}logs: {}\n`, 'logs: unknown key'],
+    ['tls true', `${base}    tls: true\n`, 'upstreams[0].tls: must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }'],
+    ['duplicate upstream names', `${base}${second}`, 'upstreams[1].name: duplicates upstreams[0].name'],
+    ['systemId too long', base.replace('smppclient1', 'a-very-long-system-id'), 'upstreams[0].systemId: must be at most 15 characters'],
+    ['systemType too long', `${base}    systemType: abcdefghijklm\n`, 'upstreams[0].systemType: must be at most 12 characters'],
+    ['port out of range', `${base}    port: 70000\n`, 'upstreams[0].port: must be a whole number from 1 to 65535'],
+    ['addrTon out of range', `${base}    addrTon: 256\n`, 'upstreams[0].addrTon: must be a whole number from 0 to 255'],
+    ['enquireLinkSeconds 0', `${base}    enquireLinkSeconds: 0\n`, 'upstreams[0].enquireLinkSeconds: must be a number of seconds > 0'],
+    ['onUncertain typo', `${base}    onUncertain: retry\n`, 'upstreams[0].onUncertain: must be one of resend, fail'],
+    ['bad commandStatus key', `${base}    commandStatus: { vendor: retry }\n`,
+      'upstreams[0].commandStatus.vendor: must be a command_status code, hex (0x400) or decimal (1024)'],
+    ['commandStatus key over 32 bits', `${base}    commandStatus: { "0x100000000": retry }\n`, 'upstreams[0].commandStatus.0x100000000: must be a command_status code'],
+    ['commandStatus code given twice', `${base}    commandStatus: { "0x400": retry, "1024": fail }\n`, 'upstreams[0].commandStatus.0x400: is the same code as 1024'],
     ['bad commandStatus class', `${base}    commandStatus: { "0x400": maybe }\n`, 'upstreams[0].commandStatus.0x400: must be one of ok, retry, reject, fail'],
-    ['unreadable tls.ca', `${base}    tls: { ca: missing-ca.pem }\n`, 'upstreams[0].tls.ca: cannot read'],
-    ['cert without key', `${base}    tls: { cert: c.pem }\n`, 'upstreams[0].tls.cert: cert and key go together'],
-    ['reconnect max below initial', `${base}    reconnect: { initialSeconds: 10, maxSeconds: 5 }\n`, 'upstreams[0].reconnect.maxSeconds: must be ≥ initialSeconds'],
-    ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
+    ['unreadable tls.ca', `${base}    tls: { ca: missing-ca.pem }\n`, `upstreams[0].tls.ca: cannot read ${join(dir, 'missing-ca.pem')}: ENOENT`],
+    ['unreadable passwordFile', base.replace(`password: ${SECRET}`, 'passwordFile: /nonexistent/pw'), 'upstreams[0].passwordFile: cannot read the file: ENOENT'],
+    ['unreadable relative passwordFile', base.replace(`password: ${SECRET}`, 'passwordFile: nope'),
+      `upstreams[0].passwordFile: cannot read the file (relative to ${dir}): ENOENT`],
+    ['cert without key', `${base}    tls: { cert: c.pem }\n`, 'upstreams[0].tls.key: is required with cert'],
+    ['key without cert', `${base}    tls: { key: k.pem }\n`, 'upstreams[0].tls.cert: is required with key'],
+    ['reconnect.maxSeconds below initialSeconds', `${base}    reconnect: { initialSeconds: 10, maxSeconds: 5 }\n`,
+      'upstreams[0].reconnect.maxSeconds: must be ≥ initialSeconds'],
+    ['retry.maxSeconds below initialSeconds', `${base}    retry: { initialSeconds: 60 }\n`, 'upstreams[0].retry.maxSeconds: must be ≥ initialSeconds'],
+    ['throttle.minRatePerBind 0', `${base}    throttle: { minRatePerBind: 0 }\n`, 'upstreams[0].throttle.minRatePerBind: must be a number > 0'],
+    ['no upstreams', 'upstreams: []\n', 'upstreams: must list at least one upstream'],
+    ['upstreams missing', 'log: { level: info }\n', 'upstreams: is required'],
+    ['upstreams not a list', 'upstreams: { name: a }\n', 'upstreams: must be a list of upstreams'],
+    ['not a mapping', '- a\n', '(top level): the configuration must be a YAML mapping'],
+    ['bad log level', `${base}log: { level: verbose }\n`, 'log.level: must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['drainSeconds negative', `${base}shutdown: { drainSeconds: -1 }\n`, 'shutdown.drainSeconds: must be a number of seconds > 0'],
+    ['simulator enabled without systemId', `${base}simulator: { enabled: true, password: x }\n`, 'simulator.systemId: is required when the simulator is enabled'],
+    ['simulator enabled without password', `${base}simulator: { enabled: true, systemId: x }\n`,
+      'simulator.password: one of password or passwordFile is required when the simulator is enabled'],
+    ['bad defaultAlphabet', `${base}    defaultAlphabet: utf8\n`, 'upstreams[0].defaultAlphabet: must be one of gsm7, latin1, ascii'],
     ['bad longMessages', `${base}    longMessages: split\n`, 'upstreams[0].longMessages: must be one of udh, sar, payload'],
     ['bad udhReference', `${base}    udhReference: 12\n`, 'upstreams[0].udhReference: must be 8 or 16'],
-    ['no upstreams', 'upstreams: []\n', 'upstreams: at least one upstream is required'],
-    ['unknown top-level key', `${base}logs: {}\n`, 'logs: unknown key'],
-    ['bad log level', `${base}log: { level: verbose }\n`, 'log.level: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['simulator enabled without credentials', `${base}simulator: { enabled: true }\n`, 'simulator.systemId: is required when the simulator is enabled'],
+    ['maxParts 0', `${base}    maxParts: 0\n`, 'upstreams[0].maxParts: must be a whole number from 1 to 255'],
+    ['bad receiptIdFormat', `${base}    receiptIdFormat: octal\n`, 'upstreams[0].receiptIdFormat: must be one of auto, same, hex, decimal'],
+    ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
+    ['offset out of range', `${base}    smscTimeZone: "+25:00"\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00'],
+    ['requestReceipts not a flag', `${base}    requestReceipts: yes please\n`, 'upstreams[0].requestReceipts: must be true or false'],
+    ['bad YAML syntax gives the line', 'upstreams:\n  - name: a\n    host: [unclosed\n', 'invalid YAML in config:\nconfig:4:1: '],
+    ['a key twice in YAML gives the line', `${base}    host: other\n`, 'config:6:5: Map keys must be unique'],
   ];
   for (const [name, yaml, expected] of cases) {
     it(name, async () => {
       const message = await problem(yaml);
       expect(message).toContain(expected);
-      expect(message).not.toContain('s3cr3tpw');
+      expect(message).not.toContain(SECRET);
     });
   }
 
-  it('reports every problem at once', async () => {
-    const message = await problem(`${base}    binds: 0\n    window: 0\n`);
-    expect(message).toContain('upstreams[0].binds');
-    expect(message).toContain('upstreams[0].window');
+  it('lists every problem at once, one per line, schema and files together', async () => {
+    const message = await problem(`${base}    binds: 0\n    window: 0\n    tls: { ca: nope.pem }\n${second.replace('provider', 'b')}    bindMode: x\n`);
+    expect(message.split('\n').slice(1)).toEqual([
+      'upstreams[0].binds: must be a whole number from 1 to 64',
+      'upstreams[0].window: must be a whole number from 1 to 10000',
+      'upstreams[1].bindMode: must be one of transceiver, transmitter, receiver',
+      `upstreams[0].tls.ca: cannot read ${join(dir, 'nope.pem')}: ENOENT`,
+    ]);
   });
 
-  it('bad YAML syntax gives the line', async () => {
-    const message = await problem('upstreams:\n  - name: a\n    host: [unclosed\n');
-    expect(message).toMatch(/invalid YAML in config:\nconfig:\d+:\d+:/);
+  it('keeps the list of problems in details', async () => {
+    const e: unknown = await parseConfig(`${base}    binds: 0\n`, dir).catch((err: unknown) => err);
+    expect(isSmppdError(e, 'CONFIG_INVALID') && e.details).toEqual({ problems: ['upstreams[0].binds: must be a whole number from 1 to 64'] });
   });
 
-  it('an unreadable config file is CONFIG_UNREADABLE', async () => {
-    await expect(loadConfigFile(join(dir, 'nope.yaml'))).rejects.toMatchObject({ code: 'CONFIG_UNREADABLE' });
+  it('an unreadable config file is CONFIG_UNREADABLE and names the file', async () => {
+    const path = join(dir, 'nope.yaml');
+    expect(await refusal(loadConfigFile(path), 'CONFIG_UNREADABLE')).toBe(`cannot read config ${path}: ENOENT`);
+  });
+
+  it('names the file in messages when loaded from a file', async () => {
+    const path = join(dir, 'broken.yaml');
+    writeFileSync(path, `${base}    binds: 0\n`);
+    expect(await refusal(loadConfigFile(path))).toBe(`invalid configuration in ${path}:\nupstreams[0].binds: must be a whole number from 1 to 64`);
+    writeFileSync(path, 'upstreams: [\n');
+    expect(await refusal(loadConfigFile(path))).toMatch(new RegExp(`^invalid YAML in ${path}:\n${path}:2:1: `));
   });
 });
 
-describe('config defaults and secrets', () => {
+describe('text, segmentation and receipt keys', () => {
+  it('accepts every documented value', async () => {
+    const c = await parseConfig(`${base}    defaultAlphabet: latin1\n    nationalLanguageShift: true\n    longMessages: sar\n    udhReference: 16\n`
+      + `    maxParts: 255\n    receiptIdFormat: hex\n    smscTimeZone: Asia/Dubai\n    requestReceipts: false\n`, dir);
+    expect(c.upstreams[0]).toMatchObject({
+      defaultAlphabet: 'latin1', nationalLanguageShift: true, longMessages: 'sar', udhReference: 16, maxParts: 255,
+      receiptIdFormat: 'hex', smscTimeZone: 'Asia/Dubai', requestReceipts: false,
+    });
+    for (const zone of ['"+04:00"', '"-05:30"', 'UTC', 'Europe/Berlin']) {
+      const z = await parseConfig(`${base}    smscTimeZone: ${zone}\n`, dir);
+      expect(z.upstreams[0]!.smscTimeZone).toBe(zone.replace(/"/g, ''));
+    }
+  });
+});
+
+describe('defaults', () => {
   it('applies every default', async () => {
     const c = await parseConfig(base, dir);
-    expect(c.log.level).toBe('info');
-    expect(c.shutdown.drainSeconds).toBe(10);
-    expect(c.upstreams[0]).toMatchObject({
-      port: 2775, tls: false, systemType: '', bindMode: 'transceiver', binds: 1, window: 100, ratePerBind: 1000, burst: 20,
+    expect(c.log).toEqual({ level: 'info' });
+    expect(c.shutdown).toEqual({ drainSeconds: 10 });
+    expect(c.simulator).toBeUndefined();
+    expect(c.upstreams[0]).toEqual({
+      name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
+      bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0, binds: 1, window: 100, ratePerBind: 1000, burst: 20,
       enquireLinkSeconds: 30, responseTimeoutSeconds: 10, connectTimeoutSeconds: 10, onUncertain: 'resend',
       reconnect: { initialSeconds: 1, maxSeconds: 60 }, throttle: { pauseSeconds: 1, minRatePerBind: 10, recoverPerSecond: 100 },
       retry: { maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }, commandStatus: {},
@@ -87,40 +159,141 @@ describe('config defaults and secrets', () => {
     });
   });
 
-  it('reads passwordFile relative to the config and trims the trailing newline', async () => {
+  it('fills the rest of a partly given section', async () => {
+    const c = await parseConfig(`${base}    reconnect: { maxSeconds: 5 }\n    retry: { maxAttempts: 2 }\n    throttle: { pauseSeconds: 0 }\n`, dir);
+    expect(c.upstreams[0]).toMatchObject({
+      reconnect: { initialSeconds: 1, maxSeconds: 5 },
+      retry: { maxAttempts: 2, initialSeconds: 1, maxSeconds: 30 },
+      throttle: { pauseSeconds: 0, minRatePerBind: 10, recoverPerSecond: 100 },
+    });
+  });
+
+  it('derives burst and recoverPerSecond from ratePerBind unless given', async () => {
+    const at = async (extra: string) => (await parseConfig(`${base}${extra}`, dir)).upstreams[0]!;
+    expect(await at('    ratePerBind: 120\n')).toMatchObject({ burst: 3, throttle: { recoverPerSecond: 12 } });
+    expect(await at('    ratePerBind: 0\n')).toMatchObject({ burst: 1, throttle: { recoverPerSecond: 1 } });
+    expect(await at('    ratePerBind: 5\n')).toMatchObject({ burst: 1, throttle: { recoverPerSecond: 1 } });
+    expect(await at('    burst: 7\n    throttle: { recoverPerSecond: 3 }\n')).toMatchObject({ burst: 7, throttle: { recoverPerSecond: 3 } });
+  });
+
+  it('an empty simulator section is disabled with its defaults', async () => {
+    const c = await parseConfig(`${base}simulator: {}\n`, dir);
+    expect(c.simulator).toEqual({ enabled: false, host: '127.0.0.1', port: 2775, systemId: '', password: '', deliveryReceiptDelayMs: 500 });
+  });
+
+  it('parses commandStatus codes given in hex or decimal', async () => {
+    const c = await parseConfig(`${base}    commandStatus: { "0x400": retry, "1025": reject, "0X0402": ok }\n`, dir);
+    expect(c.upstreams[0]!.commandStatus).toEqual({ 0x400: 'retry', 1025: 'reject', 0x402: 'ok' });
+  });
+});
+
+describe('files named by the config', () => {
+  it('reads passwordFile relative to the config and trims one trailing newline', async () => {
     writeFileSync(join(dir, 'pw'), 'fromfile\n');
-    const c = await parseConfig(base.replace('password: s3cr3tpw', 'passwordFile: pw'), dir);
-    expect(c.upstreams[0]!.password).toBe('fromfile');
+    writeFileSync(join(dir, 'pw-crlf'), 'crlf\r\n');
+    writeFileSync(join(dir, 'pw-raw'), ' raw ');
+    const at = async (file: string) => (await parseConfig(base.replace(`password: ${SECRET}`, `passwordFile: ${file}`), dir)).upstreams[0]!;
+    expect((await at('pw')).password).toBe('fromfile');
+    expect((await at('pw-crlf')).password).toBe('crlf');
+    expect((await at(join(dir, 'pw-raw'))).password).toBe(' raw ');
+    expect(await at('pw')).not.toHaveProperty('passwordFile');
   });
 
-  it('reads TLS files and parses commandStatus codes', async () => {
+  it('resolves relative paths against the config file’s folder', async () => {
+    const sub = join(dir, 'etc');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, 'secret'), 'insub\n');
+    writeFileSync(join(sub, 'ca.pem'), 'CA');
+    writeFileSync(join(sub, 'smppd.yaml'), `${base.replace(`password: ${SECRET}`, 'passwordFile: secret')}    tls: { ca: ca.pem }\n`);
+    const c = await loadConfigFile(join(sub, 'smppd.yaml'));
+    expect(c.upstreams[0]!.password).toBe('insub');
+    expect(c.upstreams[0]!.tls && c.upstreams[0]!.tls.ca?.toString()).toBe('CA');
+  });
+
+  it('refuses a password file longer than the SMPP limit, without quoting it', async () => {
+    writeFileSync(join(dir, 'pw-long'), 'longsecretvalue\n');
+    const message = await problem(`${base.replace(`password: ${SECRET}`, 'passwordFile: pw-long')}    binds: 0\n`);
+    expect(message).toContain('upstreams[0].passwordFile: the password in the file must be at most 8 characters');
+    expect(message).toContain('upstreams[0].binds: must be a whole number from 1 to 64');
+    expect(message).not.toContain('longsecretvalue');
+  });
+
+  it('reads TLS files into Buffers and keeps servername and rejectUnauthorized', async () => {
     writeFileSync(join(dir, 'ca.pem'), 'CA');
-    const c = await parseConfig(`${base}    tls: { ca: ca.pem, servername: smsc.example }\n    commandStatus: { "0x400": retry, "1025": reject }\n`, dir);
+    writeFileSync(join(dir, 'cert.pem'), 'CERT');
+    writeFileSync(join(dir, 'key.pem'), 'KEY\n');
+    const c = await parseConfig(`${base}    tls: { ca: ca.pem, cert: cert.pem, key: key.pem, servername: smsc.example, rejectUnauthorized: false }\n`, dir);
     const tls = c.upstreams[0]!.tls;
-    expect(tls && tls.ca?.toString()).toBe('CA');
-    expect(tls && tls.rejectUnauthorized).toBe(true);
-    expect(c.upstreams[0]!.commandStatus).toEqual({ 0x400: 'retry', 1025: 'reject' });
+    if (tls === false) throw new Error('expected TLS');
+    expect(tls.ca?.toString()).toBe('CA');
+    expect(tls.cert?.toString()).toBe('CERT');
+    expect(tls.key?.toString()).toBe('KEY\n');
+    expect(tls).toMatchObject({ servername: 'smsc.example', rejectUnauthorized: false });
   });
 
-  it('maskSecrets hides passwords and file contents', async () => {
+  it('tls: {} is TLS with the defaults', async () => {
+    const c = await parseConfig(`${base}    tls: {}\n`, dir);
+    expect(c.upstreams[0]!.tls).toEqual({ rejectUnauthorized: true });
+  });
+
+  it('reads the simulator passwordFile when the simulator is enabled', async () => {
+    writeFileSync(join(dir, 'sim-pw'), 'simpw\n');
+    const c = await parseConfig(`${base}simulator: { enabled: true, systemId: sim, passwordFile: sim-pw }\n`, dir);
+    expect(c.simulator).toMatchObject({ enabled: true, systemId: 'sim', password: 'simpw' });
+  });
+});
+
+describe('secrets stay out of messages and printouts', () => {
+  const secretBearing: Array<[string, string]> = [
+    ['unknown key beside the password', `${base}    pasword: ${SECRET}\n`],
+    ['password given twice', `${base}    passwordFile: ${SECRET}\n`],
+    ['the password typed into passwordFile', base.replace(`password: ${SECRET}`, `passwordFile: ${SECRET}`)],
+    ['the password typed into the simulator passwordFile', `${base}simulator: { enabled: true, systemId: s, passwordFile: ${SECRET} }\n`],
+    ['password too long', base.replace(SECRET, `${SECRET}${SECRET}`)],
+    ['password of the wrong type', base.replace(SECRET, `[${SECRET}]`)],
+    ['simulator password too long', `${base}simulator: { enabled: true, systemId: s, password: ${SECRET}${SECRET} }\n`],
+    ['unclosed quote in the password', base.replace(SECRET, `"${SECRET}`)],
+    ['stray text after the password', base.replace(SECRET, `"${SECRET}" x`)],
+    ['flow mapping around the password', base.replace(SECRET, `{ ${SECRET}`)],
+  ];
+  for (const [name, yaml] of secretBearing) {
+    it(name, async () => {
+      expect(await problem(yaml)).not.toContain(SECRET);
+    });
+  }
+
+  it('maskSecrets hides passwords and describes file contents by size', async () => {
     writeFileSync(join(dir, 'ca2.pem'), 'SECRETCA');
-    const c = await parseConfig(`${base}    tls: { ca: ca2.pem }\n`, dir);
-    const printed = JSON.stringify(maskSecrets(c));
-    expect(printed).not.toContain('s3cr3tpw');
+    const c = await parseConfig(`${base}    tls: { ca: ca2.pem }\nsimulator: { enabled: true, systemId: s, password: simpw }\n`, dir);
+    const masked = maskSecrets(c);
+    const printed = JSON.stringify(masked);
+    expect(printed).not.toContain(SECRET);
+    expect(printed).not.toContain('simpw');
     expect(printed).not.toContain('SECRETCA');
-    expect(printed).toContain('"password":"***"');
-    expect(printed).toContain('<8 bytes>');
+    expect(masked).toMatchObject({
+      simulator: { password: '***', systemId: 's' },
+      upstreams: [{ password: '***', systemId: 'smppclient1', tls: { ca: '<8 bytes>', rejectUnauthorized: true } }],
+    });
+    expect(c.upstreams[0]!.password).toBe(SECRET); // the config itself is untouched
+  });
+});
+
+describe('the shipped configurations', () => {
+  const shipped = (name: string) => fileURLToPath(new URL(`../../../config/${name}`, import.meta.url));
+
+  it('the demo config runs the simulator and one upstream to it', async () => {
+    const c = await loadConfigFile(shipped('smppd.yaml'));
+    expect(c.simulator).toMatchObject({ enabled: true, host: '127.0.0.1', port: 2775, systemId: 'smppclient1', password: 'password' });
+    expect(c.upstreams).toHaveLength(1);
+    expect(c.upstreams[0]).toMatchObject({ name: 'demo', host: '127.0.0.1', port: 2775, tls: false, binds: 2, systemId: 'smppclient1', password: 'password' });
   });
 
-  it('the shipped configs load', async () => {
-    const demo = await loadConfigFile(new URL('../../../config/smppd.yaml', import.meta.url).pathname);
-    expect(demo.simulator?.enabled).toBe(true);
-    writeFileSync('/tmp/smppd-example.password', 'pw\n');
-    const example = await parseConfig(
-      (await import('node:fs')).readFileSync(new URL('../../../config/smppd.example.yaml', import.meta.url), 'utf8')
-        .replace('/etc/smppd/provider.password', '/tmp/smppd-example.password'),
-      dir,
-    );
-    expect(example.upstreams[0]!.name).toBe('provider');
+  it('the example config loads and matches the defaults it documents', async () => {
+    const c = await loadConfigFile(shipped('smppd.example.yaml'));
+    const defaults = await parseConfig(`upstreams:\n  - name: provider\n    host: smpp.example.net\n    systemId: smppclient1\n    password: changeme\n`, dir);
+    expect(c.upstreams).toEqual(defaults.upstreams);
+    expect(c.log).toEqual(defaults.log);
+    expect(c.shutdown).toEqual(defaults.shutdown);
+    expect(c.simulator?.enabled).toBe(false);
   });
 });
