@@ -25,6 +25,14 @@ export default tseslint.config(
       ],
     },
   },
+  // The layers of DESIGN.md: dependencies point down only.
+  layer('src/core/**/*.ts', ['../*']),
+  layer('src/sms/**/*.ts', ['../*', '!../core'], true),
+  layer('src/config/**/*.ts', ['../*', '!../core']),
+  layer('src/observability/**/*.ts', ['../*', '!../core']),
+  layer('src/smpp/**/*.ts', ['../*', '!../core', '!../sms']),
+  layer('src/store/**/*.ts', ['../*', '!../core', '!../sms']),
+  layer('src/simulator/**/*.ts', ['../*', '!../core', '!../sms', '!../smpp']),
   {
     files: ['src/core/clock.ts', 'test/**/*.ts', 'bench/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-globals': 'off', 'no-restricted-properties': 'off' },
@@ -34,3 +42,20 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
 );
+
+/**
+ * A layer may import only the folders `forbidden` leaves out (gitignore-style patterns over
+ * the import path); a pure layer also no Node I/O module.
+ */
+function layer(files, forbidden, pure = false) {
+  const io = ['node:fs', 'node:fs/promises', 'node:net', 'node:tls', 'node:http', 'node:https', 'node:child_process', 'node:dgram'];
+  return {
+    files: [files],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: forbidden.map((p) => (p.startsWith('!') ? `!${p.slice(1)}/**` : `${p}/**`)), message: 'DESIGN.md layers: this import points up or sideways.' }],
+        ...(pure ? { paths: io.map((name) => ({ name, message: 'The domain is pure: no I/O.' })) } : {}),
+      }],
+    },
+  };
+}
