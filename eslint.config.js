@@ -32,6 +32,8 @@ export default tseslint.config(
   layer('src/observability/**/*.ts', ['../*', '!../core']),
   layer('src/smpp/**/*.ts', ['../*', '!../core', '!../sms']),
   layer('src/store/**/*.ts', ['../*', '!../core', '!../sms']),
+  layer('src/dispatch/**/*.ts', ['../*', '!../core', '!../sms', '!../smpp', '!../store', '!../config', '!../observability']),
+  layer('src/events/**/*.ts', ['../*', '!../core', '!../sms', '!../smpp', '!../store', '!../config', '!../observability']),
   layer('src/simulator/**/*.ts', ['../*', '!../core', '!../sms', '!../smpp']),
   {
     files: ['src/core/clock.ts', 'test/**/*.ts', 'bench/**/*.ts', 'src/cli/**/*.ts'],

@@ -11,6 +11,12 @@ export const ErrorCode = {
   POOL_STOPPED: 'POOL_STOPPED',
   POOL_FULL: 'POOL_FULL',
   UNKNOWN_UPSTREAM: 'UNKNOWN_UPSTREAM',
+  /** messageType TEXT with characters outside GSM 03.38; the message names them. */
+  TEXT_NOT_GSM7: 'TEXT_NOT_GSM7',
+  /** More parts than the upstream's maxParts. */
+  MESSAGE_TOO_LONG: 'MESSAGE_TOO_LONG',
+  /** Characters the upstream's default alphabet (latin1, ascii) cannot carry. */
+  TEXT_NOT_REPRESENTABLE: 'TEXT_NOT_REPRESENTABLE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
