@@ -22,6 +22,9 @@ export const MAX_PDU_LENGTH = 65_536;
 const HEADER = 16;
 /** The package's length-prefixed octet string (short_message). */
 const OCTETS = smpp.types['buffer'];
+const CSTRING = smpp.types['cstring'];
+const TLV_TYPES = smpp.types['tlv'] as Record<'int8' | 'int16' | 'int32' | 'cstring' | 'buffer', CodecType>;
+const TLV_INT_WIDTH = new Map<CodecType, number>([[TLV_TYPES.int8, 1], [TLV_TYPES.int16, 2], [TLV_TYPES.int32, 4]]);
 
 const HANDLED = new Set<string>([
   'bind_transmitter', 'bind_receiver', 'bind_transceiver',
@@ -182,6 +185,14 @@ export function decodePdu(frame: Buffer): DecodeResult {
         out[f.camel] = f.fallback;
         continue;
       }
+      if (f.type === CSTRING) {
+        // The package reads C-strings as 'ascii', which drops the high bit; the wire is octets.
+        const end = frame.indexOf(0, offset);
+        if (end < 0 || end >= length) return bad(`${f.camel} has no terminating NUL inside the PDU`);
+        out[f.camel] = frame.toString('latin1', offset, end);
+        offset = end + 1;
+        continue;
+      }
       // The package's octet-string reader slices silently past the end: check the declared length.
       if (f.type === OCTETS && offset + 1 + frame.readUInt8(offset) > length) return bad(`${f.camel} runs past the end of the PDU`);
       const value = f.type.read(frame, offset);
@@ -199,8 +210,9 @@ export function decodePdu(frame: Buffer): DecodeResult {
       if (offset > length) return bad(`optional parameter 0x${tag.toString(16).padStart(4, '0')} runs past the end of the PDU`);
       tlvs ??= {};
       const key = NAMED_TLVS[tag];
-      if (key) {
-        (tlvs as Record<string, unknown>)[key] = smpp.tlvsById[tag]!.type.read(frame, start, size);
+      const value = key === undefined ? undefined : namedTlvValue(smpp.tlvsById[tag]!.type, frame.subarray(start, offset));
+      if (key !== undefined && value !== undefined) {
+        (tlvs as Record<string, unknown>)[key] = value;
       } else {
         const raw: RawTlv = { tag, value: frame.subarray(start, offset) };
         (tlvs.other ??= []).push(raw);
@@ -211,6 +223,21 @@ export function decodePdu(frame: Buffer): DecodeResult {
     return bad((e as Error).message, e instanceof RangeError ? ESME_RINVCMDLEN : ESME_RSYSERR);
   }
   return { ok: true, pdu: out as unknown as Pdu };
+}
+
+/**
+ * A named TLV's value read within its own length (the package's readers ignore the length and
+ * run into the next TLV): a C-string up to its NUL or its end (some SMSCs leave the NUL out),
+ * a number only at its width. undefined: a number of the wrong width, kept raw instead.
+ */
+function namedTlvValue(type: CodecType, value: Buffer): string | number | Buffer | undefined {
+  if (type === TLV_TYPES.cstring) {
+    const nul = value.indexOf(0);
+    return value.toString('latin1', 0, nul < 0 ? value.length : nul);
+  }
+  const width = TLV_INT_WIDTH.get(type);
+  if (width !== undefined) return value.length === width ? value.readUIntBE(0, width) : undefined;
+  return Buffer.from(value);
 }
 
 /** The SMPP name of a command id, for logs ('unknown' when not a v3.4 command). */

@@ -99,3 +99,40 @@ describe('wire codec: truncated requests', () => {
     expect(decodePdu(new PduBytes(0x80000009, 5, 0x0e).build())).toMatchObject({ ok: true, pdu: { command: 'bind_transceiver_resp', commandStatus: 0x0e, systemId: '' } });
   });
 });
+
+describe('wire codec: each TLV is read within its own length (found by the Net::SMPP interop test)', () => {
+  /** A deliver_sm (0x00000005) receipt body with these TLV bytes after the mandatory fields. */
+  const deliverWith = (...tlvs: Array<[number, Buffer]>): Buffer => {
+    const b = new PduBytes(0x00000005, 7)
+      .cstr('').u8(1).u8(1).cstr('4915112345678').u8(0).u8(0).cstr('smppd')
+      .u8(0x04).u8(0).u8(0).cstr('').cstr('').u8(0).u8(0).u8(0).u8(0)
+      .sm(Buffer.from('id:abc stat:DELIVRD'));
+    for (const [tag, value] of tlvs) b.tlv(tag, value);
+    return b.build();
+  };
+  const tlvsOf = (frame: Buffer) => {
+    const d = decodePdu(frame);
+    if (!d.ok) throw new Error(d.reason);
+    return (d.pdu as Extract<Pdu, { command: 'deliver_sm' }>).tlvs!;
+  };
+
+  it('a receipted_message_id without its NUL stops at its length, not in the next TLV', () => {
+    const tlvs = tlvsOf(deliverWith([0x001e, Buffer.from('abc')], [0x0427, Buffer.from([2])]));
+    expect(tlvs.receiptedMessageId).toBe('abc');
+    expect(tlvs.messageState).toBe(2);
+  });
+
+  it('a number TLV of the wrong width is kept raw, not misread', () => {
+    const tlvs = tlvsOf(deliverWith([0x0427, Buffer.from([0, 2])], [0x020c, Buffer.from([0xab])], [0x020e, Buffer.from([3])]));
+    expect(tlvs.messageState).toBeUndefined();
+    expect(tlvs.sarMsgRefNum).toBeUndefined();
+    expect(tlvs.sarTotalSegments).toBe(3);
+    expect(tlvs.other).toEqual([{ tag: 0x0427, value: Buffer.from([0, 2]) }, { tag: 0x020c, value: Buffer.from([0xab]) }]);
+  });
+
+  it('mandatory C-strings keep octets above 0x7F (Latin-1 both ways)', () => {
+    const pdu: SubmitSmPdu = { ...submitSmDefaults(), sequenceNumber: 3, sourceAddr: 'Müller', destinationAddr: '4915112345678', shortMessage: Buffer.from('x') };
+    const d = decodePdu(encodePdu(pdu));
+    expect(d.ok && (d.pdu as SubmitSmPdu).sourceAddr).toBe('Müller');
+  });
+});
