@@ -11,12 +11,20 @@ export const ErrorCode = {
   POOL_STOPPED: 'POOL_STOPPED',
   POOL_FULL: 'POOL_FULL',
   UNKNOWN_UPSTREAM: 'UNKNOWN_UPSTREAM',
+  /** A request that breaks a rule of the API (a field, a number format). */
+  VALIDATION: 'VALIDATION',
+  /** More queued work than limits.maxQueued: retry later (429). */
+  QUEUE_FULL: 'QUEUE_FULL',
   /** messageType TEXT with characters outside GSM 03.38; the message names them. */
   TEXT_NOT_GSM7: 'TEXT_NOT_GSM7',
   /** More parts than the upstream's maxParts. */
   MESSAGE_TOO_LONG: 'MESSAGE_TOO_LONG',
   /** Characters the upstream's default alphabet (latin1, ascii) cannot carry. */
   TEXT_NOT_REPRESENTABLE: 'TEXT_NOT_REPRESENTABLE',
+  /** A batch or schedule asked for a state change its current state does not allow ('only active batches can be paused'). */
+  INVALID_STATE_TRANSITION: 'INVALID_STATE_TRANSITION',
+  /** Messages appended to a batch that does not exist (for this client). */
+  BATCH_NOT_FOUND: 'BATCH_NOT_FOUND',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,0 +1,93 @@
+/**
+ * Batches and schedules: reads, and the state changes of the messaging service's API §3.3 and
+ * §3.4. Whether a batch's parts may be claimed is written onto the parts (`held`) whenever the
+ * batch or its schedule changes state, so claim reads one index.
+ */
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { Batch, BatchState, Schedule } from '../store.js';
+import { failParts, PART_SELECT } from './part-status.js';
+import { BATCH_SELECT, heldBy, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type PartRow, type ScheduleRow } from './rows.js';
+import type { Sql } from './sql.js';
+import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from './submit.js';
+
+export function getBatch(sql: Sql, client: string, batchId: number): Batch | undefined {
+  const row = sql.get<BatchRow>(`${BATCH_SELECT} WHERE b.id = ? AND b.client = ?`, batchId, client);
+  return row && toBatch(row);
+}
+
+/** Newest first. */
+export function listBatches(sql: Sql, client: string): Batch[] {
+  return sql.all<BatchRow>(`${BATCH_SELECT} WHERE b.client = ? ORDER BY b.id DESC`, client).map(toBatch);
+}
+
+/** Newest first. */
+export function listSchedules(sql: Sql, client: string): Schedule[] {
+  return sql.all<ScheduleRow>(`${SCHEDULE_SELECT} WHERE client = ? ORDER BY id DESC`, client).map(toSchedule);
+}
+
+/** API §3.3: which state may follow which, and what a refused change says. */
+function batchTransitionError(from: BatchState, to: BatchState): string | null {
+  switch (to) {
+    case 'paused':
+      return from === 'active' ? null : 'only active batches can be paused';
+    case 'active':
+      return from === 'paused' ? null : 'only paused batches can be resumed';
+    case 'aborted':
+      return from === 'active' || from === 'paused' ? null : 'only active or paused batches can be aborted';
+  }
+}
+
+export function setBatchState(sql: Sql, client: string, batchId: number, state: BatchState, now: number): Batch | undefined {
+  const row = sql.get<BatchRow>(`${BATCH_SELECT} WHERE b.id = ? AND b.client = ?`, batchId, client);
+  if (!row) return undefined;
+  const refused = batchTransitionError(row.state, state);
+  if (refused !== null) {
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, refused, { batchId, from: row.state, to: state });
+  }
+  sql.run('UPDATE batches SET state = ?, updated_at = ? WHERE id = ?', state, now, batchId);
+  refreshHeld(sql, batchId, heldBy(state, row.schedule_state));
+  if (state === 'aborted') failQueued(sql, batchId, REASON_BATCH_ABORTED, now);
+  return getBatch(sql, client, batchId);
+}
+
+export function setScheduleState(
+  sql: Sql,
+  client: string,
+  scheduleId: number,
+  state: 'released' | 'cancelled',
+  now: number,
+): Schedule | undefined {
+  const row = sql.get<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = ? AND client = ?`, scheduleId, client);
+  if (!row) return undefined;
+  if (row.state !== 'scheduled') {
+    const verb = state === 'released' ? 'sent now' : 'cancelled';
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, `only scheduled campaigns can be ${verb}`, { scheduleId, from: row.state, to: state });
+  }
+  changeSchedule(sql, row, state, now);
+  const after = sql.get<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = ?`, scheduleId);
+  return after && toSchedule(after);
+}
+
+/** Schedules whose runAt has come are released. Returns how many. */
+export function releaseDue(sql: Sql, now: number): number {
+  const due = sql.all<ScheduleRow>(`${SCHEDULE_SELECT} WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at, id`, now);
+  for (const row of due) changeSchedule(sql, row, 'released', now);
+  return due.length;
+}
+
+function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancelled', now: number): void {
+  sql.run('UPDATE schedules SET state = ?, updated_at = ? WHERE id = ?', state, now, row.id);
+  const batch = sql.get<{ state: BatchState }>('SELECT state FROM batches WHERE id = ?', row.batch_id);
+  refreshHeld(sql, row.batch_id, heldBy(batch?.state ?? 'active', state));
+  if (state === 'cancelled') failQueued(sql, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+}
+
+/** Writes whether the batch's parts wait onto every part of it not yet done. */
+function refreshHeld(sql: Sql, batchId: number, held: 0 | 1): void {
+  sql.run("UPDATE parts SET held = ? WHERE batch_id = ? AND state != 'done' AND held != ?", held, batchId, held);
+}
+
+function failQueued(sql: Sql, batchId: number, reason: string, now: number): void {
+  const parts = sql.all<PartRow>(`${PART_SELECT} WHERE batch_id = ? AND state = 'queued' ORDER BY message_seq, part`, batchId);
+  failParts(sql, parts, reason, now);
+}

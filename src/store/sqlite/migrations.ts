@@ -1,0 +1,208 @@
+/**
+ * The schema of the SQLite store, as numbered migrations. `migrate` applies those the file has
+ * not seen, in order, in one transaction at open, and records each in `schema_migrations`: a
+ * crash half-way leaves the file as it was. A migration is never edited once released; a change
+ * is a new one.
+ */
+import type Database from 'better-sqlite3';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Notes on migration 1:
+ * - `parts` repeats its message's upstream, batch, order (`message_seq`) and `expires_at`, so
+ *   claim, expiry and receipt matching read one table through one index each.
+ * - `parts.held` is 1 while the batch is paused/aborted or its schedule is not released; it is
+ *   kept on every part not yet done, so a part that goes back to the queue is held as it should.
+ * - `messages.processed` is 1 once the message has a final status or all its parts are done; it
+ *   never goes back, so `batches.processed` is a counter moved in the same transaction.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+CREATE TABLE batches (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  client        TEXT    NOT NULL,
+  sender_id     TEXT    NOT NULL,
+  req_type      TEXT    NOT NULL,
+  message_type  TEXT    NOT NULL,
+  campaign_name TEXT,
+  state         TEXT    NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'paused', 'aborted')),
+  total         INTEGER NOT NULL DEFAULT 0,
+  processed     INTEGER NOT NULL DEFAULT 0,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL
+);
+CREATE INDEX batches_client ON batches (client, id);
+
+CREATE TABLE schedules (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  client     TEXT    NOT NULL,
+  batch_id   INTEGER NOT NULL UNIQUE REFERENCES batches (id),
+  run_at     INTEGER NOT NULL,
+  repeat     TEXT,
+  state      TEXT    NOT NULL DEFAULT 'scheduled' CHECK (state IN ('scheduled', 'released', 'cancelled')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX schedules_client ON schedules (client, id);
+CREATE INDEX schedules_due ON schedules (run_at) WHERE state = 'scheduled';
+
+CREATE TABLE messages (
+  seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                  TEXT    NOT NULL UNIQUE,
+  client              TEXT    NOT NULL,
+  upstream            TEXT    NOT NULL,
+  batch_id            INTEGER REFERENCES batches (id),
+  source              TEXT    NOT NULL,
+  destination         TEXT    NOT NULL,
+  text                TEXT    NOT NULL,
+  message_type        TEXT    NOT NULL,
+  encoding            TEXT    NOT NULL,
+  campaign_name       TEXT,
+  registered_delivery INTEGER NOT NULL,
+  source_ton          INTEGER NOT NULL,
+  source_npi          INTEGER NOT NULL,
+  dest_ton            INTEGER NOT NULL,
+  dest_npi            INTEGER NOT NULL,
+  validity_period     TEXT    NOT NULL,
+  expires_at          INTEGER,
+  not_before          INTEGER,
+  status              TEXT    NOT NULL DEFAULT 'SUBMITTED',
+  reason              TEXT,
+  processed           INTEGER NOT NULL DEFAULT 0,
+  created_at          INTEGER NOT NULL,
+  updated_at          INTEGER NOT NULL
+);
+CREATE INDEX messages_batch ON messages (batch_id) WHERE batch_id IS NOT NULL;
+
+CREATE TABLE parts (
+  message_id    TEXT    NOT NULL REFERENCES messages (id),
+  part          INTEGER NOT NULL,
+  message_seq   INTEGER NOT NULL,
+  upstream      TEXT    NOT NULL,
+  batch_id      INTEGER,
+  expires_at    INTEGER,
+  held          INTEGER NOT NULL DEFAULT 0,
+  data_coding   INTEGER NOT NULL,
+  esm_class     INTEGER NOT NULL,
+  short_message BLOB    NOT NULL,
+  sar_ref       INTEGER,
+  sar_total     INTEGER,
+  sar_seq       INTEGER,
+  payload       BLOB,
+  state         TEXT    NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'inflight', 'done')),
+  status        TEXT    NOT NULL DEFAULT 'SUBMITTED',
+  smsc_id       TEXT,
+  match_key     TEXT,
+  bind          TEXT,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  not_before    INTEGER,
+  reason        TEXT,
+  updated_at    INTEGER NOT NULL,
+  PRIMARY KEY (message_id, part)
+);
+-- claim: the oldest claimable part of an upstream, in order, without a sort
+CREATE INDEX parts_claim ON parts (upstream, message_seq, part, not_before, expires_at) WHERE state = 'queued' AND held = 0;
+-- a receipt on any bind of the upstream finds its part
+CREATE INDEX parts_match ON parts (upstream, match_key) WHERE match_key IS NOT NULL;
+CREATE INDEX parts_state ON parts (state);
+CREATE INDEX parts_batch ON parts (batch_id, state) WHERE batch_id IS NOT NULL;
+CREATE INDEX parts_expiry ON parts (expires_at) WHERE state = 'queued' AND expires_at IS NOT NULL;
+
+-- receipts that came before the submit_sm_resp of their part
+CREATE TABLE parked_receipts (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  upstream    TEXT    NOT NULL,
+  keys        TEXT    NOT NULL,
+  status      TEXT,
+  reason      TEXT,
+  raw         TEXT    NOT NULL,
+  received_at INTEGER NOT NULL
+);
+CREATE TABLE parked_receipt_keys (
+  parked_id INTEGER NOT NULL REFERENCES parked_receipts (id) ON DELETE CASCADE,
+  upstream  TEXT    NOT NULL,
+  key       TEXT    NOT NULL,
+  PRIMARY KEY (upstream, key, parked_id)
+);
+CREATE INDEX parked_receipt_keys_parked ON parked_receipt_keys (parked_id);
+
+-- every receipt matched to a part, the ignored ones too
+CREATE TABLE receipts (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id  TEXT    NOT NULL REFERENCES messages (id),
+  part        INTEGER NOT NULL,
+  upstream    TEXT    NOT NULL,
+  key         TEXT    NOT NULL,
+  status      TEXT,
+  reason      TEXT,
+  changed     INTEGER NOT NULL,
+  ignored     TEXT,
+  raw         TEXT    NOT NULL,
+  received_at INTEGER NOT NULL
+);
+CREATE INDEX receipts_part ON receipts (message_id, part);
+
+CREATE TABLE inbound (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  upstream    TEXT    NOT NULL,
+  source      TEXT    NOT NULL,
+  destination TEXT    NOT NULL,
+  text        TEXT    NOT NULL,
+  data_coding INTEGER NOT NULL,
+  parts       INTEGER NOT NULL,
+  received_at INTEGER NOT NULL
+);
+
+CREATE TABLE outbox (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind            TEXT    NOT NULL CHECK (kind IN ('status', 'inbound')),
+  message_id      TEXT,
+  client          TEXT,
+  upstream        TEXT,
+  payload         TEXT    NOT NULL,
+  created_at      INTEGER NOT NULL,
+  state           TEXT    NOT NULL DEFAULT 'pending',
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_pending ON outbox (next_attempt_at, id) WHERE state = 'pending';
+CREATE INDEX outbox_message ON outbox (message_id) WHERE message_id IS NOT NULL;
+`,
+  },
+];
+
+/** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */
+export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const apply = db.transaction((): number[] => {
+    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+    const current = row.v ?? 0;
+    const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+    if (current > known) {
+      throw new SmppdError(ErrorCode.INTERNAL, `the store's schema is version ${current}; this smppd knows up to ${known}`, { current, known });
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, now);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+  return apply.immediate();
+}

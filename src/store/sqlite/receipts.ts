@@ -1,0 +1,100 @@
+/**
+ * Receipts: matched to their part by any of their keys within the upstream (any bind of it),
+ * kept raw with the part whether they changed anything or not, or parked until the
+ * submit_sm_resp that gives their part its key has been recorded (DESIGN.md: "A receipt can
+ * arrive before the submit_sm_resp").
+ */
+import type { DeliveryStatus } from '../../sms/status.js';
+import type { ReceiptApplied, ReceiptRecord } from '../store.js';
+import { mergePartStatus, PART_SELECT, settleMessage } from './part-status.js';
+import type { PartRow } from './rows.js';
+import type { Sql } from './sql.js';
+
+/** A receipt as it is applied, fresh or unparked. */
+interface ReceiptData {
+  upstream: string;
+  status: DeliveryStatus | null;
+  reason: string | null;
+  raw: Record<string, unknown>;
+  receivedAt: number;
+}
+
+interface ParkedRow {
+  id: number;
+  upstream: string;
+  status: DeliveryStatus | null;
+  reason: string | null;
+  raw: string;
+  received_at: number;
+}
+
+/** The part with this key on this upstream (any bind); the latest message's when an SMSC has reused an id. */
+export const FIND_PART_SQL = `${PART_SELECT} WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1`;
+
+function findPart(sql: Sql, upstream: string, key: string): PartRow | undefined {
+  return sql.get<PartRow>(FIND_PART_SQL, upstream, key);
+}
+
+export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
+  for (const key of receipt.keys) {
+    const part = findPart(sql, receipt.upstream, key);
+    if (!part) continue;
+    const changed = applyToPart(sql, part, key, receipt, receipt.receivedAt);
+    return { kind: 'matched', messageId: part.message_id, part: part.part, key, changed };
+  }
+  park(sql, receipt);
+  return { kind: 'parked' };
+}
+
+/**
+ * After a part got its match key: applies the receipts parked under it, oldest first, and takes
+ * them out of the parking. The changes are dated `now` (they happen now, after the SENT of the
+ * submit); the receipts keep their own receivedAt. Returns how many.
+ */
+export function applyParked(sql: Sql, upstream: string, matchKey: string, messageId: string, part: number, now: number): number {
+  const parked = sql.all<ParkedRow>(
+    `SELECT DISTINCT r.id, r.upstream, r.status, r.reason, r.raw, r.received_at
+     FROM parked_receipt_keys k JOIN parked_receipts r ON r.id = k.parked_id
+     WHERE k.upstream = ? AND k.key = ? ORDER BY r.received_at, r.id`,
+    upstream, matchKey,
+  );
+  for (const r of parked) {
+    // Reloaded each time: the previous receipt may have moved the part.
+    const row = sql.get<PartRow>(`${PART_SELECT} WHERE message_id = ? AND part = ?`, messageId, part);
+    if (!row) break;
+    applyToPart(sql, row, matchKey, {
+      upstream: r.upstream,
+      status: r.status,
+      reason: r.reason,
+      raw: JSON.parse(r.raw) as Record<string, unknown>,
+      receivedAt: r.received_at,
+    }, Math.max(now, r.received_at));
+    sql.run('DELETE FROM parked_receipts WHERE id = ?', r.id);
+  }
+  return parked.length;
+}
+
+/** Stores the receipt with its part and merges its status; returns whether the part's status moved. */
+function applyToPart(sql: Sql, part: PartRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
+  const merged = receipt.status === null ? null : mergePartStatus(sql, part, receipt.status, receipt.reason, changedAt);
+  const changed = merged?.changed ?? false;
+  sql.run(
+    `INSERT INTO receipts (message_id, part, upstream, key, status, reason, changed, ignored, raw, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    part.message_id, part.part, receipt.upstream, key, receipt.status, receipt.reason, changed ? 1 : 0,
+    merged === null ? 'unknown' : (merged.ignored ?? null), JSON.stringify(receipt.raw), receipt.receivedAt,
+  );
+  if (changed) settleMessage(sql, part.message_id, { part: part.part, receipt: receipt.raw }, changedAt);
+  return changed;
+}
+
+function park(sql: Sql, receipt: ReceiptRecord): void {
+  const keys = [...new Set(receipt.keys)];
+  const inserted = sql.run(
+    'INSERT INTO parked_receipts (upstream, keys, status, reason, raw, received_at) VALUES (?, ?, ?, ?, ?, ?)',
+    receipt.upstream, JSON.stringify(keys), receipt.status, receipt.reason, JSON.stringify(receipt.raw), receipt.receivedAt,
+  );
+  for (const key of keys) {
+    sql.run('INSERT INTO parked_receipt_keys (parked_id, upstream, key) VALUES (?, ?, ?)', inserted.lastInsertRowid, receipt.upstream, key);
+  }
+}

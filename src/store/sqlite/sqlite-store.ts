@@ -1,0 +1,181 @@
+/**
+ * The embedded store: one SQLite file in WAL mode (DESIGN.md, "Every arrow that crosses the store
+ * is durable"). Writes go through the group commit (`group-commit.ts`) and resolve after their
+ * transaction has committed; reads run at once on the same connection, so they see every write
+ * whose promise has resolved. SQL and better-sqlite3 stay in this folder: the other layers see
+ * `Store`.
+ */
+import Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type {
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, InboundRecord, MessageView, PartResult, ReceiptApplied,
+  ReceiptRecord, Schedule, Store, StoreCounts,
+} from '../store.js';
+import { accept } from './accept.js';
+import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
+import { claim } from './claim.js';
+import { GroupCommit, asStoreError, type GroupCommitStats } from './group-commit.js';
+import { migrate } from './migrations.js';
+import { recordInbound } from './outbox.js';
+import { counts, getMessage } from './reads.js';
+import { applyReceipt } from './receipts.js';
+import { Sql } from './sql.js';
+import { expire, recordSubmit, recoverInflight } from './submit.js';
+
+export interface SqliteStoreOptions {
+  /** The database file, created when missing (its -wal and -shm files live beside it). */
+  path: string;
+  /**
+   * false (default): `synchronous = NORMAL`: a committed write survives the process being killed
+   * (kill -9), not a power loss. true: `synchronous = FULL`: every commit is fsynced, and survives
+   * a power loss too, at the cost of one fsync per group commit.
+   */
+  fsync?: boolean;
+  /** Milliseconds a write waits for others to share its transaction. Default 2. */
+  commitWindowMs?: number;
+  /** Writes that commit at once without waiting for the window. Default 1000. */
+  maxBatch?: number;
+  /** Milliseconds to wait for a lock held by another connection (an operator's sqlite3 shell). Default 5000. */
+  busyTimeoutMs?: number;
+  /** Drives the group-commit timer; the store reads no time from it except for the migrations' applied_at. */
+  clock: Clock;
+}
+
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #sql: Sql;
+  readonly #writes: GroupCommit;
+  #closed = false;
+
+  private constructor(db: Database.Database, writes: GroupCommit) {
+    this.#db = db;
+    this.#sql = new Sql(db);
+    this.#writes = writes;
+  }
+
+  /** Opens (or creates) the file, sets it up and brings its schema up to date. */
+  static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
+    let db: Database.Database;
+    try {
+      db = new Database(options.path);
+    } catch (e) {
+      throw new SmppdError(ErrorCode.INTERNAL, `cannot open the store at ${options.path}: ${(e as Error).message}`, { path: options.path }, { cause: e });
+    }
+    try {
+      configure(db, options);
+      migrate(db, options.clock.wallNow());
+    } catch (e) {
+      db.close();
+      throw asStoreError(e, `cannot set up the store at ${options.path}`);
+    }
+    const writes = new GroupCommit(db, {
+      clock: options.clock,
+      windowMs: options.commitWindowMs ?? 2,
+      maxBatch: options.maxBatch ?? 1000,
+    });
+    return new SqliteStore(db, writes);
+  }
+
+  /** Commits so far, and the queue: for metrics, and for tests that check writes are grouped. */
+  get stats(): GroupCommitStats {
+    return this.#writes.stats;
+  }
+
+  /** The connection's settings as SQLite reports them: for the startup log and check-config. */
+  settings(): { journalMode: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; foreignKeys: boolean; busyTimeoutMs: number } {
+    const synchronous = (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[Number(this.#db.pragma('synchronous', { simple: true }))] ?? 'OFF';
+    return {
+      journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
+      synchronous,
+      foreignKeys: Number(this.#db.pragma('foreign_keys', { simple: true })) === 1,
+      busyTimeoutMs: Number(this.#db.pragma('busy_timeout', { simple: true })),
+    };
+  }
+
+  accept(request: AcceptRequest): Promise<Accepted> {
+    return this.#writes.run(() => accept(this.#sql, request));
+  }
+
+  claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
+    return this.#writes.run(() => claim(this.#sql, upstream, now, limit));
+  }
+
+  recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
+    return this.#writes.run(() => recordSubmit(this.#sql, messageId, results, now));
+  }
+
+  applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
+    return this.#writes.run(() => applyReceipt(this.#sql, receipt));
+  }
+
+  recordInbound(inbound: InboundRecord): Promise<void> {
+    return this.#writes.run(() => recordInbound(this.#sql, inbound));
+  }
+
+  recoverInflight(policyByUpstream: (upstream: string) => 'resend' | 'fail', now: number): Promise<number> {
+    return this.#writes.run(() => recoverInflight(this.#sql, policyByUpstream, now));
+  }
+
+  expire(now: number): Promise<number> {
+    return this.#writes.run(() => expire(this.#sql, now));
+  }
+
+  getMessage(messageId: string): Promise<MessageView | undefined> {
+    return this.#read(() => getMessage(this.#sql, messageId));
+  }
+
+  listBatches(client: string): Promise<Batch[]> {
+    return this.#read(() => listBatches(this.#sql, client));
+  }
+
+  getBatch(client: string, batchId: number): Promise<Batch | undefined> {
+    return this.#read(() => getBatch(this.#sql, client, batchId));
+  }
+
+  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
+    return this.#writes.run(() => setBatchState(this.#sql, client, batchId, state, now));
+  }
+
+  listSchedules(client: string): Promise<Schedule[]> {
+    return this.#read(() => listSchedules(this.#sql, client));
+  }
+
+  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined> {
+    return this.#writes.run(() => setScheduleState(this.#sql, client, scheduleId, state, now));
+  }
+
+  releaseDue(now: number): Promise<number> {
+    return this.#writes.run(() => releaseDue(this.#sql, now));
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.#read(() => counts(this.#sql));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#writes.close();
+    this.#db.close();
+  }
+
+  #read<T>(fn: () => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
+    try {
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(asStoreError(e, 'a store read failed'));
+    }
+  }
+}
+
+function configure(db: Database.Database, options: SqliteStoreOptions): void {
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal' && !db.memory) {
+    throw new SmppdError(ErrorCode.INTERNAL, `the store needs WAL mode; SQLite answered journal_mode=${String(mode)}`);
+  }
+  db.pragma(`synchronous = ${options.fsync === true ? 'FULL' : 'NORMAL'}`);
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+  db.pragma('foreign_keys = ON');
+}

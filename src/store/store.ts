@@ -1,0 +1,251 @@
+/**
+ * The one store interface of smppd (DESIGN.md: "Nothing it has answered 200 for may ever be
+ * lost"). The SQLite store (`src/store/sqlite/`) is the default; a PostgreSQL store (issue 7)
+ * implements the same interface. SQL stays behind it: the other layers see these types only.
+ *
+ * Every write method resolves only after its transaction is committed (group commit: writes
+ * that arrive within a few milliseconds share one transaction). Reads see every write whose
+ * promise has resolved. Times are wall-clock milliseconds since the epoch (the caller's
+ * `Clock.wallNow()`), never read by the store itself.
+ */
+import type { DeliveryStatus } from '../sms/status.js';
+
+export type BatchState = 'active' | 'paused' | 'aborted';
+export type ScheduleState = 'scheduled' | 'released' | 'cancelled';
+/** queued: waits for the dispatcher; inflight: handed to the pool; done: has a final submit outcome. */
+export type PartState = 'queued' | 'inflight' | 'done';
+
+/** One submit_sm body as composed at accept time (the concatenation reference is fixed then). */
+export interface StoredPartBody {
+  dataCoding: number;
+  esmClass: number;
+  shortMessage: Buffer;
+  /** SAR TLVs when the upstream splits by SAR. */
+  sar?: { refNum: number; total: number; seq: number };
+  messagePayload?: Buffer;
+}
+
+export interface NewMessage {
+  /** Assigned by the caller (ingress): the id answered to the client. */
+  id: string;
+  client: string;
+  upstream: string;
+  source: string;
+  destination: string;
+  text: string;
+  /** As the client asked: TEXT or UNICODE. */
+  messageType: 'TEXT' | 'UNICODE';
+  /** As encoded: GSM-7 or UNICODE. */
+  encoding: 'GSM-7' | 'UNICODE';
+  campaignName: string | null;
+  registeredDelivery: number;
+  sourceTon: number;
+  sourceNpi: number;
+  destTon: number;
+  destNpi: number;
+  /** SMPP validity_period string ('' = SMSC default). */
+  validityPeriod: string;
+  /** Not sent after this instant (expiryHour); null = no limit. */
+  expiresAt: number | null;
+  /** Not sent before this instant (a schedule); null = at once. */
+  notBefore: number | null;
+  parts: StoredPartBody[];
+}
+
+export interface NewBatch {
+  client: string;
+  senderId: string;
+  /** 'single' for sendSms, 'bulk' for sendbulk (the list's reqType). */
+  reqType: string;
+  messageType: string;
+  campaignName: string | null;
+}
+
+export interface NewSchedule {
+  client: string;
+  /** When the schedule releases its messages. */
+  runAt: number;
+  /** The repeat setting as the client sent it (stored, echoed; not interpreted yet). */
+  repeat: string | null;
+}
+
+export interface AcceptRequest {
+  messages: NewMessage[];
+  /** Creates a batch and puts every message in it. */
+  batch?: NewBatch;
+  /** Or appends the messages to a batch made by an earlier call (a bulk upload in chunks); its total grows. */
+  batchId?: number;
+  /** Creates a schedule for the new batch (requires `batch`); its messages, and those appended later, wait until it is released. */
+  schedule?: NewSchedule;
+  now: number;
+}
+
+export interface Accepted {
+  batchId: number | null;
+  scheduleId: number | null;
+}
+
+export interface Batch {
+  id: number;
+  client: string;
+  senderId: string;
+  reqType: string;
+  messageType: string;
+  campaignName: string | null;
+  state: BatchState;
+  total: number;
+  /** Messages with a final status or a final submit outcome. */
+  processed: number;
+  pending: number;
+  createdAt: number;
+  scheduleId: number | null;
+}
+
+export interface Schedule {
+  id: number;
+  client: string;
+  batchId: number;
+  runAt: number;
+  repeat: string | null;
+  state: ScheduleState;
+  createdAt: number;
+}
+
+export interface PartView {
+  /** 1-based. */
+  part: number;
+  status: DeliveryStatus;
+  smscMessageId: string | null;
+  reason: string | null;
+  attempts: number;
+  updatedAt: number;
+}
+
+export interface MessageView {
+  messageId: string;
+  client: string;
+  upstream: string;
+  batchId: number | null;
+  source: string;
+  destination: string;
+  status: DeliveryStatus;
+  reason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  parts: PartView[];
+}
+
+/** A message the dispatcher hands to the pool: its parts still to send, in order. */
+export interface ClaimedMessage {
+  id: string;
+  upstream: string;
+  source: string;
+  destination: string;
+  registeredDelivery: number;
+  sourceTon: number;
+  sourceNpi: number;
+  destTon: number;
+  destNpi: number;
+  validityPeriod: string;
+  /** Parts not yet accepted, in order; `part` is 1-based. */
+  parts: Array<StoredPartBody & { part: number; attempts: number }>;
+}
+
+/** The outcome of one part's submit, as the dispatcher decided it from the pool's outcome. */
+export type PartResult =
+  | { part: number; kind: 'accepted'; smscId: string; matchKey: string; bind: string; attempts: number }
+  /** A final failure before any receipt: REJECTED or FAILED with a reason. */
+  | { part: number; kind: 'final'; status: 'REJECTED' | 'FAILED'; reason: string; attempts: number }
+  /** Back to the queue (the pool stopped before sending it), eligible again at `notBefore`. */
+  | { part: number; kind: 'requeue'; notBefore: number };
+
+/** A receipt, read and matched or to be parked. */
+export interface ReceiptRecord {
+  upstream: string;
+  /** Candidate keys, best first (the domain's `candidateKeys`). */
+  keys: string[];
+  /** The new status it means, or null (unknown stat: stored raw, no change). */
+  status: DeliveryStatus | null;
+  reason: string | null;
+  /** The receipt as read (raw text, fields, warnings) — kept with the part for operators and webhooks. */
+  raw: Record<string, unknown>;
+  receivedAt: number;
+}
+
+export type ReceiptApplied =
+  /** Found its part; `changed` false when the merge ignored it (duplicate, regression, after a final). */
+  | { kind: 'matched'; messageId: string; part: number; key: string; changed: boolean }
+  /** No part has any of its keys yet: parked until one does. */
+  | { kind: 'parked' };
+
+export interface InboundRecord {
+  upstream: string;
+  source: string;
+  destination: string;
+  text: string;
+  dataCoding: number;
+  parts: number;
+  receivedAt: number;
+}
+
+export interface StoreCounts {
+  /** Parts by state, for metrics and 429. */
+  queued: number;
+  inflight: number;
+  parked: number;
+  outbox: number;
+}
+
+export interface Store {
+  /** Creates messages (status SUBMITTED, parts queued), with their batch and schedule, in one commit. */
+  accept(request: AcceptRequest): Promise<Accepted>;
+
+  /**
+   * Up to `limit` messages of `upstream` with a queued part that may go now: batch active (or
+   * none), schedule released (or none), `notBefore` passed. Their parts become inflight in the
+   * same commit, so a restart knows what was handed to the pool. Oldest first.
+   */
+  claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]>;
+
+  /**
+   * Records the submit outcomes of a claimed message's parts: accepted parts become SENT with
+   * their SMSC id and match key (and any parked receipt for that key is applied in the same
+   * commit); final ones become REJECTED/FAILED; requeued ones go back to queued. The message's
+   * status is the aggregate of its parts. Each status change adds an outbox event.
+   */
+  recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void>;
+
+  /** Matches a receipt by any of its keys within its upstream, merges its status, or parks it. */
+  applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied>;
+
+  /** Stores an inbound (MO) message and its outbox event. */
+  recordInbound(inbound: InboundRecord): Promise<void>;
+
+  /**
+   * At start: parts left inflight by a crash. `resend`: back to queued (they may have reached
+   * the SMSC: a duplicate within the in-flight window); `fail`: FAILED, reason 'uncertain: ...'.
+   * Returns how many parts it touched.
+   */
+  recoverInflight(policyByUpstream: (upstream: string) => 'resend' | 'fail', now: number): Promise<number>;
+
+  /** Messages past their `expiresAt` with parts never sent become FAILED ('validity expired before submission'). */
+  expire(now: number): Promise<number>;
+
+  getMessage(messageId: string): Promise<MessageView | undefined>;
+
+  listBatches(client: string): Promise<Batch[]>;
+  getBatch(client: string, batchId: number): Promise<Batch | undefined>;
+  /** Returns the batch after the change, or undefined when it does not exist for this client. Aborting fails pending messages. */
+  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined>;
+
+  listSchedules(client: string): Promise<Schedule[]>;
+  /** released: its messages go now; cancelled: its pending messages become FAILED ('schedule cancelled'). */
+  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined>;
+  /** Schedules whose time has come become released. Returns how many. */
+  releaseDue(now: number): Promise<number>;
+
+  counts(): Promise<StoreCounts>;
+
+  /** Flushes pending writes and closes. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,55 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isSmppdError } from '../../../src/core/errors.js';
+import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
+import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
+
+describe('SqliteStore migrations and settings', () => {
+  let folder: StoreFolder;
+  afterEach(async () => folder.cleanup());
+
+  it('creates the schema at version 1 and records it in schema_migrations', async () => {
+    folder = storeFolder();
+    await folder.open();
+    const db = folder.inspect();
+    expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'initial schema' }]);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
+      .map((t) => t.name);
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
+      expect(tables).toContain(t);
+    }
+  });
+
+  it('opening the same file again applies nothing and keeps the data', async () => {
+    folder = storeFolder();
+    const first = await folder.open();
+    await first.accept({ messages: [newMessage('a')], now: 1 });
+    await first.close();
+    const second = await folder.open();
+    await second.close();
+    const third = await folder.open();
+    expect((await third.getMessage('a'))?.status).toBe('SUBMITTED');
+    const db = folder.inspect();
+    expect(db.prepare('SELECT COUNT(*) AS n, MAX(version) AS v FROM schema_migrations').get()).toEqual({ n: 1, v: 1 });
+  });
+
+  it('refuses a file whose schema is newer than this smppd knows', async () => {
+    folder = storeFolder();
+    await (await folder.open()).close();
+    const db = new Database(folder.path);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(MIGRATIONS.length + 1, 'future', 0);
+    db.close();
+    const refused = await folder.open().catch((e: unknown) => e);
+    expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+    expect((refused as Error).message).toMatch(/schema is version 2/);
+  });
+
+  it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {
+    folder = storeFolder();
+    const normal = await folder.open();
+    expect(normal.settings()).toEqual({ journalMode: 'wal', synchronous: 'NORMAL', foreignKeys: true, busyTimeoutMs: 5000 });
+    await normal.close();
+    const full = await folder.open({ fsync: true, busyTimeoutMs: 250 });
+    expect(full.settings()).toMatchObject({ journalMode: 'wal', synchronous: 'FULL', busyTimeoutMs: 250 });
+  });
+});

@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLAIM_SQL } from '../../../src/store/sqlite/claim.js';
+import { FIND_PART_SQL } from '../../../src/store/sqlite/receipts.js';
+import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
+
+describe('SqliteStore query plans of the hot path', () => {
+  let folder: StoreFolder;
+  afterEach(async () => folder.cleanup());
+
+  const plan = (sql: string, params: unknown[]) =>
+    (folder.inspect().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+
+  it('claim walks parts_claim in order (no sort) and touches a message\'s parts by primary key only', async () => {
+    folder = storeFolder();
+    const store = await folder.open();
+    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 2 })), now: 1 });
+
+    const claimable = plan(CLAIM_SQL.claimable, ['up1', 10, 10, 100]);
+    expect(claimable).toContain('USING INDEX parts_claim (upstream=?)');
+    expect(claimable).not.toContain('TEMP B-TREE');
+    expect(claimable).not.toContain('parts_state');
+    for (const sql of [CLAIM_SQL.queuedParts, CLAIM_SQL.markInflight]) {
+      const p = plan(sql, sql.startsWith('UPDATE') ? [1, 'm1'] : ['m1']);
+      expect(p).toMatch(/USING INDEX sqlite_autoindex_parts_1 \(message_id=\?\)/);
+      expect(p).not.toContain('parts_state');
+    }
+  });
+
+  it('a receipt finds its part through parts_match', async () => {
+    folder = storeFolder();
+    await folder.open();
+    const p = plan(FIND_PART_SQL, ['up1', 'k']);
+    expect(p).toContain('USING INDEX parts_match (upstream=? AND match_key=?)');
+  });
+});

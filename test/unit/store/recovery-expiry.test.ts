@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { newMessage, statusEvents, storePerTest } from '../../support/sqlite-store.js';
+
+const UNCERTAIN = 'uncertain: daemon stopped while the submit_sm was outstanding';
+
+describe('SqliteStore recovery of inflight parts and expiry', () => {
+  const t = storePerTest();
+
+  /** Claims, then "crashes": the store is closed with parts inflight and opened again. */
+  async function crashWithInflight(): Promise<void> {
+    await t.store.accept({ messages: [newMessage('a', { partCount: 2 }), newMessage('b', { upstream: 'up2' }), newMessage('waiting')], now: 1 });
+    await t.store.claim('up1', 10, 1);
+    await t.store.claim('up2', 10, 1);
+    await t.store.close();
+    t.store = await t.folder.open();
+  }
+
+  it('resend: parts left inflight go back to the queue and are claimed again, oldest first', async () => {
+    await crashWithInflight();
+    expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 3 });
+    expect(await t.store.recoverInflight(() => 'resend', 100)).toBe(3);
+    expect(await t.store.counts()).toMatchObject({ queued: 4, inflight: 0 });
+    expect((await t.store.claim('up1', 101, 10)).map((m) => [m.id, m.parts.length])).toEqual([['a', 2], ['waiting', 1]]);
+    expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
+    expect(statusEvents(t.db)).toEqual([]);
+  });
+
+  it('fail: parts left inflight become FAILED as uncertain, with their events', async () => {
+    await crashWithInflight();
+    expect(await t.store.recoverInflight(() => 'fail', 100)).toBe(3);
+    expect(await t.store.getMessage('a')).toMatchObject({
+      status: 'FAILED', reason: UNCERTAIN, parts: [{ status: 'FAILED', reason: UNCERTAIN }, { status: 'FAILED', reason: UNCERTAIN }],
+    });
+    expect(statusEvents(t.db).map((e) => [e.messageId, e.status, e.reason])).toEqual([['a', 'FAILED', UNCERTAIN], ['b', 'FAILED', UNCERTAIN]]);
+    expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 0, outbox: 2 });
+  });
+
+  it('the policy is asked per upstream', async () => {
+    await crashWithInflight();
+    const asked: string[] = [];
+    const touched = await t.store.recoverInflight((upstream) => { asked.push(upstream); return upstream === 'up1' ? 'resend' : 'fail'; }, 100);
+    expect(touched).toBe(3);
+    expect(asked.sort()).toEqual(['up1', 'up2']);
+    expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
+    expect((await t.store.getMessage('b'))?.status).toBe('FAILED');
+    expect(await t.store.recoverInflight(() => 'fail', 101)).toBe(0);
+  });
+
+  it('expire fails the never-sent parts of messages past expiresAt; inflight parts and later messages are left', async () => {
+    await t.store.accept({
+      messages: [
+        newMessage('old', { expiresAt: 1_000 }),
+        newMessage('half', { expiresAt: 1_000, partCount: 2 }),
+        newMessage('flying', { expiresAt: 1_000, upstream: 'up2' }),
+        newMessage('fresh', { expiresAt: 9_000 }),
+        newMessage('forever'),
+      ],
+      now: 1,
+    });
+    await t.store.claim('up2', 10, 10);
+    // 'half' part 1 was sent, part 2 went back to the queue
+    await t.store.claim('up1', 10, 2);
+    await t.store.recordSubmit('old', [{ part: 1, kind: 'requeue', notBefore: 0 }], 11);
+    await t.store.recordSubmit('half', [
+      { part: 1, kind: 'accepted', smscId: 'H1', matchKey: 'h1', bind: 'b', attempts: 1 },
+      { part: 2, kind: 'requeue', notBefore: 0 },
+    ], 11);
+
+    expect(await t.store.expire(1_000)).toBe(0);
+    expect(await t.store.expire(1_001)).toBe(2);
+    expect(await t.store.getMessage('old')).toMatchObject({ status: 'FAILED', reason: 'validity expired before submission' });
+    expect(await t.store.getMessage('half')).toMatchObject({ status: 'FAILED', reason: 'validity expired before submission' });
+    expect((await t.store.getMessage('half'))?.parts.map((p) => p.status)).toEqual(['SENT', 'FAILED']);
+    expect((await t.store.getMessage('flying'))?.status).toBe('SUBMITTED');
+    expect((await t.store.getMessage('fresh'))?.status).toBe('SUBMITTED');
+    expect(statusEvents(t.db).map((e) => `${e.messageId}:${e.status}`)).toEqual(['old:FAILED', 'half:FAILED']);
+    expect(await t.store.expire(1_002)).toBe(0);
+    expect((await t.store.claim('up1', 1_002, 10)).map((m) => m.id)).toEqual(['fresh', 'forever']);
+  });
+});
