@@ -57,6 +57,61 @@ export function sourceAddress(source: string): { ton: number; npi: number } {
   return { ton: TON.INTERNATIONAL, npi: NPI.E164 };
 }
 
+/** The fields of a submit_sm that are the same for every part of a message. */
+export interface SubmitAddressing {
+  source: string;
+  sourceTon: number;
+  sourceNpi: number;
+  destination: string;
+  destTon: number;
+  destNpi: number;
+  registeredDelivery: number;
+  /** SMPP validity_period; '' for the SMSC's default. */
+  validityPeriod: string;
+}
+
+/** One part's body: what the domain encodes and the store keeps. */
+export interface PartBody {
+  dataCoding: number;
+  esmClass: number;
+  shortMessage: Buffer;
+  sar?: { refNum: number; total: number; seq: number };
+  messagePayload?: Buffer;
+}
+
+/** The submit_sm of one part, every field explicit (the codec's own defaults are never used). */
+export function buildSubmitSm(a: SubmitAddressing, body: PartBody): SubmitPart {
+  const tlvs: Tlvs = {};
+  if (body.sar) {
+    tlvs.sarMsgRefNum = body.sar.refNum;
+    tlvs.sarTotalSegments = body.sar.total;
+    tlvs.sarSegmentSeqnum = body.sar.seq;
+  }
+  if (body.messagePayload) tlvs.messagePayload = body.messagePayload;
+  return {
+    command: 'submit_sm',
+    commandStatus: 0,
+    serviceType: '',
+    sourceAddrTon: a.sourceTon,
+    sourceAddrNpi: a.sourceNpi,
+    sourceAddr: a.source,
+    destAddrTon: a.destTon,
+    destAddrNpi: a.destNpi,
+    destinationAddr: a.destination,
+    esmClass: body.esmClass,
+    protocolId: 0,
+    priorityFlag: 0,
+    scheduleDeliveryTime: '',
+    validityPeriod: a.validityPeriod,
+    registeredDelivery: a.registeredDelivery,
+    replaceIfPresentFlag: 0,
+    dataCoding: body.dataCoding,
+    smDefaultMsgId: 0,
+    shortMessage: body.shortMessage,
+    ...(Object.keys(tlvs).length > 0 ? { tlvs } : {}),
+  };
+}
+
 const ERROR_CODES: Readonly<Record<EncodeError['code'], ErrorCode>> = {
   NOT_GSM7: ErrorCode.TEXT_NOT_GSM7,
   TOO_MANY_PARTS: ErrorCode.MESSAGE_TOO_LONG,
@@ -93,37 +148,13 @@ export class MessageComposer {
     if (encoded.parts.length > 1) this.#reference = (this.#reference + 1) & 0xffff;
     const source = sourceAddress(message.source);
     const validity = message.validityHours === undefined ? '' : validityPeriod(message.validityHours);
-    const parts = encoded.parts.map((p): SubmitPart => {
-      const tlvs: Tlvs = {};
-      if (p.sar) {
-        tlvs.sarMsgRefNum = p.sar.refNum;
-        tlvs.sarTotalSegments = p.sar.total;
-        tlvs.sarSegmentSeqnum = p.sar.seq;
-      }
-      if (p.messagePayload) tlvs.messagePayload = p.messagePayload;
-      return {
-        command: 'submit_sm',
-        commandStatus: 0,
-        serviceType: '',
-        sourceAddrTon: source.ton,
-        sourceAddrNpi: source.npi,
-        sourceAddr: message.source,
-        destAddrTon: TON.INTERNATIONAL,
-        destAddrNpi: NPI.E164,
-        destinationAddr: message.destination,
-        esmClass: p.esmClass,
-        protocolId: 0,
-        priorityFlag: 0,
-        scheduleDeliveryTime: '',
-        validityPeriod: validity,
-        registeredDelivery: s.requestReceipts ? RECEIPT_ON_FINAL : 0,
-        replaceIfPresentFlag: 0,
-        dataCoding: p.dataCoding,
-        smDefaultMsgId: 0,
-        shortMessage: p.shortMessage,
-        ...(Object.keys(tlvs).length > 0 ? { tlvs } : {}),
-      };
-    });
+    const addressing: SubmitAddressing = {
+      source: message.source, sourceTon: source.ton, sourceNpi: source.npi,
+      destination: message.destination, destTon: TON.INTERNATIONAL, destNpi: NPI.E164,
+      registeredDelivery: s.requestReceipts ? RECEIPT_ON_FINAL : 0,
+      validityPeriod: validity,
+    };
+    const parts = encoded.parts.map((p) => buildSubmitSm(addressing, p));
     return { encoding: encoded.encoding, parts };
   }
 }

@@ -131,7 +131,7 @@ describe('wire codec: each TLV is read within its own length (found by the Net::
   });
 
   it('mandatory C-strings keep octets above 0x7F (Latin-1 both ways)', () => {
-    const pdu: SubmitSmPdu = { ...submitSmDefaults(), sequenceNumber: 3, sourceAddr: 'Müller', destinationAddr: '4915112345678', shortMessage: Buffer.from('x') };
+    const pdu: SubmitSmPdu = { ...submitSmDefaults(), sequenceNumber: 3, sourceAddr: 'Müller', destinationAddr: '4915112345678', dataCoding: 0, shortMessage: Buffer.from('x') };
     const d = decodePdu(encodePdu(pdu));
     expect(d.ok && (d.pdu as SubmitSmPdu).sourceAddr).toBe('Müller');
   });

@@ -1,0 +1,204 @@
+/**
+ * Accepting work from an ingress (HTTP now, AMQP later): a validated send request becomes stored
+ * messages whose parts are composed for their upstream, committed before the caller answers. The
+ * parts are composed here, once, so a resend after a restart carries the same concatenation
+ * reference as the first try.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { Store, NewMessage, StoredPartBody } from '../store/store.js';
+import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
+import { MessageComposer, type ComposeSettings } from './compose.js';
+
+/** What every send names, single or bulk (the provider's sendSms / bulkRequest fields). */
+export interface SendCommon {
+  client: string;
+  senderId: string;
+  message: string;
+  messageType: 'TEXT' | 'UNICODE';
+  /** Validity in whole hours (1 … MAX_VALIDITY_HOURS). */
+  expiryHour?: number;
+  campaignName?: string;
+  /** Scheduled sends wait for this instant (wall ms) or for send-now. */
+  schedule?: { runAt: number; repeat: string | null };
+}
+
+export interface SendRequest extends SendCommon {
+  destination: string;
+}
+
+export interface AcceptorUpstream {
+  name: string;
+  compose: ComposeSettings;
+}
+
+export interface AcceptorOptions {
+  store: Store;
+  /** The first is where sends go (per-client routing can choose another later). */
+  upstreams: AcceptorUpstream[];
+  clock: Clock;
+  /** Queued parts above which sends are refused with QUEUE_FULL (429). */
+  maxQueued: number;
+  /** Message ids; random UUIDs by default. */
+  newId?: () => string;
+  /** Called after each commit of new work (the dispatcher's wake-up). */
+  onAccepted?: () => void;
+}
+
+/** How often the queue depth is read from the store for the 429 decision. */
+const DEPTH_REFRESH_MS = 250;
+
+export class Acceptor {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #maxQueued: number;
+  readonly #newId: () => string;
+  readonly #upstream: string;
+  readonly #composer: MessageComposer;
+  readonly #onAccepted: () => void;
+  #depth = { value: 0, readAt: -Infinity };
+
+  constructor(o: AcceptorOptions) {
+    const first = o.upstreams[0];
+    if (!first) throw new SmppdError(ErrorCode.INTERNAL, 'an Acceptor needs at least one upstream');
+    this.#store = o.store;
+    this.#clock = o.clock;
+    this.#maxQueued = o.maxQueued;
+    this.#newId = o.newId ?? randomUUID;
+    this.#upstream = first.name;
+    this.#composer = new MessageComposer(first.compose);
+    this.#onAccepted = o.onAccepted ?? (() => {});
+  }
+
+  /** Throws QUEUE_FULL when the store holds more queued parts than allowed; callers answer 429. */
+  async checkCapacity(): Promise<void> {
+    const now = this.#clock.now();
+    if (now - this.#depth.readAt >= DEPTH_REFRESH_MS) {
+      this.#depth = { value: (await this.#store.counts()).queued, readAt: now };
+    }
+    if (this.#depth.value >= this.#maxQueued) {
+      throw new SmppdError(ErrorCode.QUEUE_FULL, `the queue holds ${this.#depth.value} parts (limit ${this.#maxQueued}); retry later`, { retryAfterSeconds: 1 });
+    }
+  }
+
+  /** One message; resolves after the commit with the id to answer. Throws SmppdError on refusal. */
+  async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
+    await this.checkCapacity();
+    const message = this.#message(req, req.destination);
+    const now = this.#clock.wallNow();
+    const scheduled = req.schedule !== undefined;
+    const accepted = await this.#store.accept({
+      messages: [message],
+      now,
+      ...(scheduled ? {
+        batch: this.#batch(req, 'single', message),
+        schedule: { client: req.client, runAt: req.schedule!.runAt, repeat: req.schedule!.repeat },
+      } : {}),
+    });
+    this.#onAccepted();
+    return { messageId: message.id, batchId: accepted.batchId };
+  }
+
+  /**
+   * A bulk job: the text is composed once and checked before any number is stored; numbers are
+   * then added in chunks (`add`), each committed before `add` resolves. The batch exists from
+   * the first chunk on; the caller answers after `finish`.
+   */
+  async startBulk(common: SendCommon): Promise<BulkWriter> {
+    await this.checkCapacity();
+    const probe = this.#message(common, '0');
+    return new BulkWriter(this.#store, this.#clock, (destination) => this.#message(common, destination), this.#batch(common, 'bulk', probe), common, this.#onAccepted);
+  }
+
+  #message(req: SendCommon, destination: string): NewMessage {
+    const hours = req.expiryHour;
+    if (hours !== undefined && (!Number.isInteger(hours) || hours < 1 || hours > MAX_VALIDITY_HOURS)) {
+      throw new SmppdError(ErrorCode.VALIDATION, `expiryHour must be a whole number from 1 to ${MAX_VALIDITY_HOURS}`);
+    }
+    const composed = this.#composer.compose({
+      source: req.senderId, destination, text: req.message, messageType: req.messageType,
+      ...(hours !== undefined ? { validityHours: hours } : {}),
+    });
+    const first = composed.parts[0]!;
+    const now = this.#clock.wallNow();
+    return {
+      id: this.#newId(),
+      client: req.client,
+      upstream: this.#upstream,
+      source: req.senderId,
+      destination,
+      text: req.message,
+      messageType: req.messageType,
+      encoding: composed.encoding,
+      campaignName: req.campaignName ?? null,
+      registeredDelivery: first.registeredDelivery,
+      sourceTon: first.sourceAddrTon,
+      sourceNpi: first.sourceAddrNpi,
+      destTon: first.destAddrTon,
+      destNpi: first.destAddrNpi,
+      validityPeriod: first.validityPeriod,
+      expiresAt: hours === undefined ? null : (req.schedule?.runAt ?? now) + hours * 3_600_000,
+      notBefore: null,
+      parts: composed.parts.map((p): StoredPartBody => ({
+        dataCoding: p.dataCoding,
+        esmClass: p.esmClass,
+        shortMessage: p.shortMessage,
+        ...(p.tlvs?.sarMsgRefNum !== undefined ? { sar: { refNum: p.tlvs.sarMsgRefNum, total: p.tlvs.sarTotalSegments ?? 0, seq: p.tlvs.sarSegmentSeqnum ?? 0 } } : {}),
+        ...(p.tlvs?.messagePayload ? { messagePayload: p.tlvs.messagePayload } : {}),
+      })),
+    };
+  }
+
+  #batch(req: SendCommon, reqType: string, sample: NewMessage) {
+    return { client: req.client, senderId: req.senderId, reqType, messageType: sample.encoding, campaignName: req.campaignName ?? null };
+  }
+}
+
+/** Adds the numbers of one bulk job in committed chunks. */
+export class BulkWriter {
+  #batchId: number | null = null;
+  #scheduleId: number | null = null;
+  #count = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly make: (destination: string) => NewMessage,
+    private readonly batch: { client: string; senderId: string; reqType: string; messageType: string; campaignName: string | null },
+    private readonly common: SendCommon,
+    private readonly onAccepted: () => void,
+  ) {}
+
+  get batchId(): number | null {
+    return this.#batchId;
+  }
+
+  get scheduleId(): number | null {
+    return this.#scheduleId;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Stores one chunk of valid, already de-duplicated numbers. */
+  async add(destinations: readonly string[]): Promise<void> {
+    if (destinations.length === 0 && this.#batchId !== null) return;
+    const messages = destinations.map((d) => this.make(d));
+    const now = this.clock.wallNow();
+    if (this.#batchId === null) {
+      const s = this.common.schedule;
+      const accepted = await this.store.accept({
+        messages, now, batch: this.batch,
+        ...(s ? { schedule: { client: this.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
+      });
+      this.#batchId = accepted.batchId;
+      this.#scheduleId = accepted.scheduleId;
+    } else {
+      await this.store.accept({ messages, now, batchId: this.#batchId });
+    }
+    this.#count += messages.length;
+    this.onAccepted();
+  }
+}

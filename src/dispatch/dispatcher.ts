@@ -1,0 +1,193 @@
+/**
+ * Moves ready messages from the store to the bind pool and records what became of each part.
+ * The store decides what is ready (batch active, schedule released, not expired, retry time
+ * passed) and marks it inflight in the same commit, so a restart knows what was handed over;
+ * the pool sends each message's parts in order and retries transient codes; this loop maps the
+ * pool's outcomes to part results and keeps the pool fed without overfilling it.
+ */
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Log } from '../core/log.js';
+import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
+import type { ClaimedMessage, PartResult, Store } from '../store/store.js';
+import { responseKey } from '../sms/message-id.js';
+import { commandStatusReason } from '../sms/status.js';
+import { buildSubmitSm } from './compose.js';
+
+/** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
+export interface SubmitTarget {
+  accepting(upstream: string): boolean;
+  submit(upstream: string, parts: SubmitPart[]): Promise<MessageOutcome>;
+  onDrain(listener: (upstream: string) => void): () => void;
+}
+
+export interface DispatcherUpstream {
+  name: string;
+  /** Messages handed to the pool and not yet settled, at most: enough to keep every window full. */
+  maxInPool: number;
+  onUncertain: 'resend' | 'fail';
+}
+
+export interface DispatcherOptions {
+  store: Store;
+  pool: SubmitTarget;
+  upstreams: DispatcherUpstream[];
+  clock: Clock;
+  log: Log;
+  /** How often schedules, expiry and retry times are looked at when nothing wakes the loop. Default 250 ms. */
+  pollMs?: number;
+  /** Messages claimed per store round trip. Default 500. */
+  claimBatch?: number;
+}
+
+interface Lane {
+  upstream: DispatcherUpstream;
+  inPool: number;
+  running: boolean;
+  again: boolean;
+}
+
+export class Dispatcher {
+  readonly #o: Required<Omit<DispatcherOptions, 'upstreams'>>;
+  readonly #lanes: Map<string, Lane>;
+  readonly #settling = new Set<Promise<void>>();
+  #timer: TimerHandle | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #stopped = true;
+
+  constructor(o: DispatcherOptions) {
+    this.#o = { pollMs: 250, claimBatch: 500, ...o };
+    this.#lanes = new Map(o.upstreams.map((u) => [u.name, { upstream: u, inPool: 0, running: false, again: false }]));
+  }
+
+  /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
+  async start(): Promise<void> {
+    const policy = (name: string): 'resend' | 'fail' => this.#lanes.get(name)?.upstream.onUncertain ?? 'resend';
+    const recovered = await this.#o.store.recoverInflight(policy, this.#o.clock.wallNow());
+    if (recovered > 0) this.#o.log.warn({ event: 'recovered_inflight', parts: recovered }, 'parts left in flight by the last run were requeued or failed per onUncertain');
+    this.#stopped = false;
+    this.#unsubscribe = this.#o.pool.onDrain((name) => this.#kick(name));
+    this.#tick();
+  }
+
+  /** Wakes the loop at once (after an accept, say) instead of at the next poll. */
+  wake(): void {
+    for (const name of this.#lanes.keys()) this.#kick(name);
+  }
+
+  /** Stops claiming; resolves when every message handed to the pool has its outcome recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#unsubscribe?.();
+    while (this.#settling.size > 0) await Promise.all([...this.#settling]);
+  }
+
+  /** Messages handed to the pool and not yet recorded, per upstream (for metrics). */
+  inPool(upstream: string): number {
+    return this.#lanes.get(upstream)?.inPool ?? 0;
+  }
+
+  #tick(): void {
+    if (this.#stopped) return;
+    const now = this.#o.clock.wallNow();
+    void Promise.all([this.#o.store.releaseDue(now), this.#o.store.expire(now)])
+      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules or expiring messages failed'))
+      .finally(() => this.wake());
+    this.#timer = this.#o.clock.setTimer(this.#o.pollMs, () => this.#tick());
+  }
+
+  #kick(name: string): void {
+    const lane = this.#lanes.get(name);
+    if (!lane || this.#stopped) return;
+    if (lane.running) {
+      lane.again = true;
+      return;
+    }
+    lane.running = true;
+    void this.#fill(lane).finally(() => {
+      lane.running = false;
+      if (lane.again) {
+        lane.again = false;
+        this.#kick(name);
+      }
+    });
+  }
+
+  /** Claims and hands over until the pool is full or nothing is ready. */
+  async #fill(lane: Lane): Promise<void> {
+    const { store, pool, clock, log, claimBatch } = this.#o;
+    const name = lane.upstream.name;
+    while (!this.#stopped && pool.accepting(name)) {
+      const room = lane.upstream.maxInPool - lane.inPool;
+      if (room <= 0) return;
+      let claimed: ClaimedMessage[];
+      try {
+        claimed = await store.claim(name, clock.wallNow(), Math.min(room, claimBatch));
+      } catch (e) {
+        log.error({ event: 'store_error', upstream: name, err: e }, 'claiming ready messages failed; retrying at the next poll');
+        return;
+      }
+      for (const m of claimed) this.#handOver(lane, m);
+      if (claimed.length < Math.min(room, claimBatch)) return;
+    }
+  }
+
+  #handOver(lane: Lane, m: ClaimedMessage): void {
+    lane.inPool++;
+    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)))
+      .then((outcome) => this.#record(m, outcome.parts), (e: unknown) => {
+        // The pool refused the whole message (queue full, stopped): it goes back to the queue.
+        this.#o.log.warn({ event: 'submit_refused', upstream: m.upstream, messageId: m.id, err: e }, 'the pool refused a message; requeued');
+        const now = this.#o.clock.wallNow();
+        return this.#o.store.recordSubmit(m.id, m.parts.map((p) => ({ part: p.part, kind: 'requeue', notBefore: now + 1_000 })), now);
+      })
+      .catch((e: unknown) => {
+        // The outcome could not be stored: the parts stay inflight and a restart applies onUncertain.
+        this.#o.log.error({ event: 'store_error', messageId: m.id, err: e }, 'recording a submit outcome failed');
+      })
+      .finally(() => {
+        lane.inPool--;
+        this.#settling.delete(settled);
+        this.#kick(lane.upstream.name);
+      });
+    this.#settling.add(settled);
+  }
+
+  #record(m: ClaimedMessage, outcomes: PartOutcome[]): Promise<void> {
+    const now = this.#o.clock.wallNow();
+    const results = m.parts.map((p, i) => partResult(p.part, p.attempts, outcomes[i], now));
+    return this.#o.store.recordSubmit(m.id, results, now);
+  }
+}
+
+function submitPart(m: ClaimedMessage, p: ClaimedMessage['parts'][number]): SubmitPart {
+  return buildSubmitSm({
+    source: m.source, sourceTon: m.sourceTon, sourceNpi: m.sourceNpi,
+    destination: m.destination, destTon: m.destTon, destNpi: m.destNpi,
+    registeredDelivery: m.registeredDelivery, validityPeriod: m.validityPeriod,
+  }, p);
+}
+
+/** The pool's outcome of one part as what the store records. */
+export function partResult(part: number, priorAttempts: number, o: PartOutcome | undefined, now: number): PartResult {
+  if (o === undefined) return { part, kind: 'requeue', notBefore: now };
+  switch (o.kind) {
+    case 'accepted':
+      return { part, kind: 'accepted', smscId: o.messageId, matchKey: responseKey(o.messageId), bind: o.bind, attempts: priorAttempts + o.attempts };
+    case 'rejected':
+      return { part, kind: 'final', status: 'REJECTED', reason: commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'reject' }), attempts: priorAttempts + o.attempts };
+    case 'failed':
+      return { part, kind: 'final', status: 'FAILED', reason: `retries exhausted: ${commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'retry' })}`, attempts: priorAttempts + o.attempts };
+    case 'invalid':
+      return { part, kind: 'final', status: 'REJECTED', reason: `not sendable: ${o.reason}`, attempts: priorAttempts };
+    case 'uncertain':
+      return {
+        part, kind: 'final', status: 'FAILED', attempts: priorAttempts + o.attempts,
+        reason: `uncertain: ${o.cause === 'timeout' ? 'no submit_sm_resp in time' : 'the link dropped before the submit_sm_resp'} (onUncertain: fail)`,
+      };
+    case 'unsent':
+      return o.reason === 'stopped'
+        ? { part, kind: 'requeue', notBefore: now }
+        : { part, kind: 'final', status: 'FAILED', reason: 'not sent: an earlier part of the message failed', attempts: priorAttempts };
+  }
+}
