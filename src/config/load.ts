@@ -1,15 +1,16 @@
 /**
- * Reads the YAML configuration once, at start: file → YAML → files it names (passwordFile, TLS
- * PEMs) → validation → `SmppdConfig`. Every problem is reported at once, one `path: reason` per
- * line, in one `SmppdError`; no message ever carries a secret's value.
+ * Reads the YAML configuration once, at start: file → YAML → files it names (passwordFile,
+ * tokenFile, TLS PEMs) → validation → `SmppdConfig`. Every problem is reported at once, one
+ * `path: reason` per line, in one `SmppdError`; no message ever carries a secret's value.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import {
-  PASSWORD_MAX, configSchema, formatIssues, formatPath,
-  type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig, type SmppdConfig, type TlsConfig, type UpstreamConfig,
+  PASSWORD_MAX, TOKEN_MIN, configSchema, formatIssues, formatPath, parseListen,
+  type ClientConfig, type HttpConfig, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig, type SmppdConfig,
+  type TlsConfig, type UpstreamConfig,
 } from './schema.js';
 
 /** Reads, parses and validates a config file. Relative paths in it resolve against its folder. */
@@ -28,9 +29,9 @@ export async function parseConfig(text: string, baseDir: string, source = 'confi
   const input = parseYaml(text, source);
   const files = await readNamedFiles(input, baseDir);
   const parsed = configSchema.safeParse(input);
-  const problems = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems];
+  const problems = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents)];
   if (!parsed.success || problems.length > 0) throw invalid(source, problems);
-  return resolveConfig(parsed.data, files.contents);
+  return resolveConfig(parsed.data, files.contents, baseDir);
 }
 
 /**
@@ -78,10 +79,10 @@ interface FileRef {
   /** As written in the config, relative or not. */
   given: string;
   /**
-   * A secret file loses one trailing newline (`echo pw > file`), and its path stays out of
-   * messages: a password typed into passwordFile by mistake must not be printed.
+   * A secret file (a password or a token) loses one trailing newline (`echo pw > file`), and
+   * its path stays out of messages: a secret typed into passwordFile by mistake must not be printed.
    */
-  secret: boolean;
+  secret: 'password' | 'token' | false;
 }
 
 interface NamedFiles {
@@ -96,19 +97,24 @@ interface NamedFiles {
  */
 async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFiles> {
   const refs: FileRef[] = [];
-  const add = (at: ReadonlyArray<string | number>, file: unknown, secret: boolean): void => {
+  const add = (at: ReadonlyArray<string | number>, file: unknown, secret: FileRef['secret']): void => {
     if (typeof file === 'string' && file !== '') refs.push({ at: formatPath(at), file: resolve(baseDir, file), given: file, secret });
   };
   // A passwordFile beside a password is the schema's to refuse; reading it would only add noise.
   if (isRecord(input)) {
     const sim = input.simulator;
-    if (isRecord(sim) && sim.enabled === true && sim.password === undefined) add(['simulator', 'passwordFile'], sim.passwordFile, true);
+    if (isRecord(sim) && sim.enabled === true && sim.password === undefined) add(['simulator', 'passwordFile'], sim.passwordFile, 'password');
     if (Array.isArray(input.upstreams)) {
       input.upstreams.forEach((u: unknown, i) => {
         if (!isRecord(u)) return;
-        if (u.password === undefined) add(['upstreams', i, 'passwordFile'], u.passwordFile, true);
+        if (u.password === undefined) add(['upstreams', i, 'passwordFile'], u.passwordFile, 'password');
         const tls = u.tls;
         if (isRecord(tls)) for (const key of ['ca', 'cert', 'key'] as const) add(['upstreams', i, 'tls', key], tls[key], false);
+      });
+    }
+    if (Array.isArray(input.clients)) {
+      input.clients.forEach((c: unknown, i) => {
+        if (isRecord(c) && c.token === undefined) add(['clients', i, 'tokenFile'], c.tokenFile, 'token');
       });
     }
   }
@@ -125,11 +131,33 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
   const problems: string[] = [];
   for (const r of read) {
     if (r.data === undefined) problems.push(r.problem);
-    else if (r.ref.secret && r.data.toString('utf8').length > PASSWORD_MAX) {
+    else if (r.ref.secret === 'password' && r.data.toString('utf8').length > PASSWORD_MAX) {
       problems.push(`${r.ref.at}: the password in the file must be at most ${PASSWORD_MAX} characters (SMPP v3.4 password)`);
+    } else if (r.ref.secret === 'token' && r.data.toString('utf8').length < TOKEN_MIN) {
+      problems.push(`${r.ref.at}: the token in the file must be at least ${TOKEN_MIN} characters`);
     } else contents.set(r.ref.at, r.data);
   }
   return { contents, problems };
+}
+
+/**
+ * Two clients with one token could not be told apart. Checked here rather than in the schema
+ * because a token may come from a file; names the later client, never the token.
+ */
+function duplicateTokens(input: unknown, files: Map<string, Buffer>): string[] {
+  if (!isRecord(input) || !Array.isArray(input.clients)) return [];
+  const seen = new Map<string, number>();
+  const problems: string[] = [];
+  input.clients.forEach((c: unknown, i) => {
+    if (!isRecord(c)) return;
+    const inline = typeof c.token === 'string' ? c.token : undefined;
+    const token = inline ?? files.get(`clients[${i}].tokenFile`)?.toString('utf8');
+    if (token === undefined) return;
+    const first = seen.get(token);
+    if (first !== undefined) problems.push(`clients[${i}].${inline !== undefined ? 'token' : 'tokenFile'}: the same token as clients[${first}]; each client needs its own`);
+    else seen.set(token, i);
+  });
+  return problems;
 }
 
 function trimNewline(data: Buffer): Buffer {
@@ -141,11 +169,15 @@ function trimNewline(data: Buffer): Buffer {
 
 // --- the typed result ---
 
-function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>): SmppdConfig {
+function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir: string): SmppdConfig {
   // Inline, or the content of the file (read and checked by readNamedFiles).
   const secret = (inline: string | undefined, at: string): string => inline ?? files.get(at)?.toString('utf8') ?? '';
   const upstreams = parsed.upstreams.map((u, i) => resolveUpstream(u, `upstreams[${i}]`, files, secret));
-  const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams };
+  const clients = parsed.clients.map(({ token, tokenFile: _file, ...rest }, i): ClientConfig => ({ ...rest, token: secret(token, `clients[${i}].tokenFile`) }));
+  const { host, port } = parseListen(parsed.http.listen) ?? { host: '', port: 0 }; // validated by the schema
+  const http: HttpConfig = { ...parsed.http, host, port };
+  const store = { ...parsed.store, path: parsed.store.path === ':memory:' ? ':memory:' : resolve(baseDir, parsed.store.path) };
+  const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
   if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);
   return config;
 }

@@ -233,6 +233,68 @@ const simulatorSchema = z.strictObject({
   }
 });
 
+/** `host:port`, `[v6]:port`; port 0 asks the system for a free one (tests). */
+const LISTEN = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
+
+/** Splits `http.listen`; null when it is not `host:port` with a port of 0–65535. */
+export function parseListen(listen: string): { host: string; port: number } | null {
+  const m = LISTEN.exec(listen);
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port > 65535) return null;
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+const MIB = 1024 * 1024;
+/** Bearer tokens shorter than this are refused: a short token can be guessed. */
+export const TOKEN_MIN = 16;
+/** SMPP v3.4 §5.2.8: source_addr is at most 21 octets with its NUL. */
+const SENDER_MAX = 20;
+const CLIENT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+
+/** The local HTTP API (the provider's SMS REST API, mirrored). */
+const httpSchema = z.strictObject({
+  /** Address to listen on, `host:port` (IPv6 in brackets). Default 127.0.0.1:8080. */
+  listen: nonEmpty().refine((l) => parseListen(l) !== null, { error: 'must be host:port, e.g. 127.0.0.1:8080 or [::1]:8080, with a port of 0–65535' })
+    .default('127.0.0.1:8080'),
+  /** Largest JSON body, bytes. Default 1 MiB. 1 KiB–64 MiB. Larger: 413. */
+  maxBodyBytes: wholeNumber(1024, 64 * MIB).default(MIB),
+  /** Largest sendbulk number file, bytes. Default 50 MiB. 1 KiB–4 GiB. Larger: 413. */
+  maxUploadBytes: wholeNumber(1024, 4096 * MIB).default(50 * MIB),
+}, { error: 'must be a mapping' }).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB });
+
+/** One caller of the HTTP API: a bearer token and the sender IDs it may use. */
+const clientSchema = z.strictObject({
+  /** Required. 1–64 of A-Z a-z 0-9 _ . @ - ; unique among clients. Stored with its messages. */
+  name: z.string({ error: typeMessage('a string') }).regex(CLIENT_NAME, { error: 'must be 1–64 letters, digits, _ . @ or -' }),
+  /** Exactly one of token and tokenFile. At least 16 characters; unique among clients. */
+  token: z.string({ error: typeMessage('a string') }).min(TOKEN_MIN, { error: `must be at least ${TOKEN_MIN} characters` }).optional(),
+  /** A file holding the token; one trailing newline is trimmed. Relative to the config file. */
+  tokenFile: nonEmpty().optional(),
+  /** Sender IDs this client may use (403 otherwise). Default: any. */
+  senders: z.array(text(SENDER_MAX, ' (SMPP v3.4 source_addr)').min(1, { error: 'must not be empty' }), { error: 'must be a list of sender IDs' })
+    .min(1, { error: 'must list at least one sender ID; leave senders out to allow any' }).optional(),
+}, { error: 'must be a mapping { name, token or tokenFile, senders }' }).superRefine((c, ctx) => {
+  if (c.token !== undefined && c.tokenFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
+  } else if (c.token === undefined && c.tokenFile === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['token'], message: 'one of token or tokenFile is required' });
+  }
+});
+
+/** The durable store: SQLite. */
+const storeSchema = z.strictObject({
+  /** The SQLite file; relative to the config file's folder. Default smppd.db. `:memory:` keeps nothing (tests). */
+  path: nonEmpty().default('smppd.db'),
+  /** fsync on every commit: safe against power loss, slower. Default false (safe against kill -9). */
+  fsync: flag().default(false),
+}, { error: 'must be a mapping' }).default({ path: 'smppd.db', fsync: false });
+
+const limitsSchema = z.strictObject({
+  /** Queued parts above which sends are refused with 429 and Retry-After. Default 100000. 1–1000000000. */
+  maxQueued: wholeNumber(1, 1_000_000_000).default(100_000),
+}, { error: 'must be a mapping' }).default({ maxQueued: 100_000 });
+
 export const configSchema = z.strictObject({
   log: z.strictObject({
     /** Default info. */
@@ -246,12 +308,26 @@ export const configSchema = z.strictObject({
   /** At least one; names unique. */
   upstreams: z.array(upstreamSchema, { error: typeMessage('a list of upstreams') })
     .min(1, { error: 'must list at least one upstream' }),
+  http: httpSchema,
+  /**
+   * Who may call the HTTP API. Default none (every request is 401). Names unique; tokens unique
+   * (load.ts checks that, tokenFile contents included).
+   */
+  clients: z.array(clientSchema, { error: typeMessage('a list of clients') }).default([]),
+  store: storeSchema,
+  limits: limitsSchema,
 }, { error: 'the configuration must be a YAML mapping' }).superRefine((c, ctx) => {
   const seen = new Map<string, number>();
   c.upstreams.forEach((u, i) => {
     const first = seen.get(u.name);
     if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicates upstreams[${first}].name` });
     else seen.set(u.name, i);
+  });
+  const clients = new Map<string, number>();
+  c.clients.forEach((client, i) => {
+    const first = clients.get(client.name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['clients', i, 'name'], message: `duplicates clients[${first}].name` });
+    else clients.set(client.name, i);
   });
 });
 
@@ -264,6 +340,32 @@ export type ParsedSimulator = NonNullable<ParsedConfig['simulator']>;
 
 export type LogConfig = ParsedConfig['log'];
 export type ShutdownConfig = ParsedConfig['shutdown'];
+export type ParsedClient = ParsedConfig['clients'][number];
+/** `store.path` resolved against the config file's folder (`:memory:` as given). */
+export type StoreConfig = ParsedConfig['store'];
+export type LimitsConfig = ParsedConfig['limits'];
+
+/** The HTTP section with `listen` split into host and port. */
+export interface HttpConfig {
+  /** As written: `host:port`. */
+  listen: string;
+  host: string;
+  /** 0–65535; 0: any free port. */
+  port: number;
+  /** Bytes. */
+  maxBodyBytes: number;
+  /** Bytes. */
+  maxUploadBytes: number;
+}
+
+/** One HTTP client with its token read (inline or from `tokenFile`). */
+export interface ClientConfig {
+  name: string;
+  /** The bearer token. A secret: masked by maskSecrets, redacted by the logger. */
+  token: string;
+  /** Sender IDs it may use; absent: any. */
+  senders?: string[];
+}
 
 /** TLS settings with the files read. `false` in `UpstreamConfig.tls` means plain TCP. */
 export interface TlsConfig {
@@ -294,6 +396,10 @@ export interface SmppdConfig {
   shutdown: ShutdownConfig;
   simulator?: SimulatorConfig;
   upstreams: UpstreamConfig[];
+  http: HttpConfig;
+  clients: ClientConfig[];
+  store: StoreConfig;
+  limits: LimitsConfig;
 }
 
 // --- messages ---

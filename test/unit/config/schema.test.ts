@@ -8,6 +8,7 @@ import { isSmppdError, type ErrorCode } from '../../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-config-'));
 const SECRET = 's3cr3tpw';
+const TOKEN = 'tok-0123456789abcdef';
 const base = `upstreams:
   - name: provider
     host: 127.0.0.1
@@ -87,6 +88,34 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
     ['offset out of range', `${base}    smscTimeZone: "+25:00"\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00'],
     ['requestReceipts not a flag', `${base}    requestReceipts: yes please\n`, 'upstreams[0].requestReceipts: must be true or false'],
+    ['http.listen without a port', `${base}http: { listen: localhost }\n`,
+      'http.listen: must be host:port, e.g. 127.0.0.1:8080 or [::1]:8080, with a port of 0–65535'],
+    ['http.listen port out of range', `${base}http: { listen: "127.0.0.1:70000" }\n`, 'http.listen: must be host:port'],
+    ['http.listen IPv6 without brackets', `${base}http: { listen: "::1:8080" }\n`, 'http.listen: must be host:port'],
+    ['http.maxBodyBytes too small', `${base}http: { maxBodyBytes: 10 }\n`, 'http.maxBodyBytes: must be a whole number from 1024 to 67108864'],
+    ['http.maxUploadBytes not whole', `${base}http: { maxUploadBytes: 1.5 }\n`, 'http.maxUploadBytes: must be a whole number from 1024 to 4294967296'],
+    ['unknown key in http', `${base}http: { port: 8080 }\n`, 'http.port: unknown key'],
+    ['clients not a list', `${base}clients: { name: a }\n`, 'clients: must be a list of clients'],
+    ['client without a name', `${base}clients: [{ token: ${TOKEN} }]\n`, 'clients[0].name: is required'],
+    ['bad client name', `${base}clients: [{ name: "a b", token: ${TOKEN} }]\n`, 'clients[0].name: must be 1–64 letters, digits, _ . @ or -'],
+    ['client with token and tokenFile', `${base}clients: [{ name: a, token: ${TOKEN}, tokenFile: t }]\n`, 'clients[0].token: give token or tokenFile, not both'],
+    ['client without token or tokenFile', `${base}clients: [{ name: a }]\n`, 'clients[0].token: one of token or tokenFile is required'],
+    ['token too short', `${base}clients: [{ name: a, token: short-token }]\n`, 'clients[0].token: must be at least 16 characters'],
+    ['token as a YAML number', `${base}clients: [{ name: a, token: 12345678901234567890 }]\n`, 'clients[0].token: must be a string: put it in quotes'],
+    ['duplicate client names', `${base}clients: [{ name: a, token: ${TOKEN} }, { name: a, token: ${TOKEN}2 }]\n`, 'clients[1].name: duplicates clients[0].name'],
+    ['the same token for two clients', `${base}clients: [{ name: a, token: ${TOKEN} }, { name: b, token: ${TOKEN} }]\n`,
+      'clients[1].token: the same token as clients[0]; each client needs its own'],
+    ['unknown key in a client', `${base}clients: [{ name: a, token: ${TOKEN}, sender: x }]\n`, 'clients[0].sender: unknown key'],
+    ['senders empty', `${base}clients: [{ name: a, token: ${TOKEN}, senders: [] }]\n`,
+      'clients[0].senders: must list at least one sender ID; leave senders out to allow any'],
+    ['senders not a list', `${base}clients: [{ name: a, token: ${TOKEN}, senders: MyBrand }]\n`, 'clients[0].senders: must be a list of sender IDs'],
+    ['sender too long', `${base}clients: [{ name: a, token: ${TOKEN}, senders: [abcdefghijklmnopqrstu] }]\n`,
+      'clients[0].senders[0]: must be at most 20 characters (SMPP v3.4 source_addr)'],
+    ['unreadable tokenFile', `${base}clients: [{ name: a, tokenFile: nope-token }]\n`, `clients[0].tokenFile: cannot read the file (relative to ${dir}): ENOENT`],
+    ['store.path empty', `${base}store: { path: "" }\n`, 'store.path: must not be empty'],
+    ['store.fsync not a flag', `${base}store: { fsync: always }\n`, 'store.fsync: must be true or false'],
+    ['unknown key in store', `${base}store: { file: x.db }\n`, 'store.file: unknown key'],
+    ['limits.maxQueued 0', `${base}limits: { maxQueued: 0 }\n`, 'limits.maxQueued: must be a whole number from 1 to 1000000000'],
     ['bad YAML syntax gives the line', 'upstreams:\n  - name: a\n    host: [unclosed\n', 'invalid YAML in config:\nconfig:4:1: '],
     ['a key twice in YAML gives the line', `${base}    host: other\n`, 'config:6:5: Map keys must be unique'],
   ];
@@ -148,6 +177,10 @@ describe('defaults', () => {
     expect(c.log).toEqual({ level: 'info' });
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
+    expect(c.http).toEqual({ listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
+    expect(c.clients).toEqual([]);
+    expect(c.store).toEqual({ path: join(dir, 'smppd.db'), fsync: false });
+    expect(c.limits).toEqual({ maxQueued: 100_000 });
     expect(c.upstreams[0]).toEqual({
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
       bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0, binds: 1, window: 100, ratePerBind: 1000, burst: 20,
@@ -187,7 +220,49 @@ describe('defaults', () => {
   });
 });
 
+describe('http, clients, store and limits', () => {
+  it('splits http.listen into host and port, IPv6 in brackets', async () => {
+    const at = async (listen: string) => (await parseConfig(`${base}http: { listen: "${listen}" }\n`, dir)).http;
+    expect(await at('0.0.0.0:80')).toMatchObject({ listen: '0.0.0.0:80', host: '0.0.0.0', port: 80 });
+    expect(await at('[::1]:8443')).toMatchObject({ host: '::1', port: 8443 });
+    expect(await at('localhost:0')).toMatchObject({ host: 'localhost', port: 0 });
+  });
+
+  it('keeps clients with their senders; senders absent means any', async () => {
+    const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, senders: [MyBrand, "447700900000"] }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'] }, { name: 'b', token: `${TOKEN}b` }]);
+  });
+
+  it('resolves store.path against the config folder; an absolute path and :memory: stay', async () => {
+    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ path: join(dir, 'data', 'x.db'), fsync: true });
+    expect((await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).store.path).toBe('/var/lib/smppd/x.db');
+    expect((await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).store.path).toBe(':memory:');
+  });
+});
+
 describe('files named by the config', () => {
+  it('reads tokenFile relative to the config, trims one newline, and drops the key', async () => {
+    writeFileSync(join(dir, 'app.token'), `${TOKEN}\n`);
+    const c = await parseConfig(`${base}clients: [{ name: a, tokenFile: app.token }]\n`, dir);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN }]);
+  });
+
+  it('refuses a short token in a file, and a file token equal to another client’s, without quoting either', async () => {
+    writeFileSync(join(dir, 'short.token'), 'shorttoken\n');
+    writeFileSync(join(dir, 'same.token'), `${TOKEN}\n`);
+    const message = await problem(`${base}clients:\n  - { name: a, tokenFile: short.token }\n  - { name: b, token: ${TOKEN} }\n  - { name: c, tokenFile: same.token }\n`);
+    expect(message).toContain('clients[0].tokenFile: the token in the file must be at least 16 characters');
+    expect(message).toContain('clients[2].tokenFile: the same token as clients[1]; each client needs its own');
+    expect(message).not.toContain('shorttoken');
+    expect(message).not.toContain(TOKEN);
+  });
+
+  it('never names a tokenFile path in a message: it may be the token typed in the wrong key', async () => {
+    const message = await problem(`${base}clients: [{ name: a, tokenFile: ${TOKEN} }]\n`);
+    expect(message).toContain('clients[0].tokenFile: cannot read the file');
+    expect(message).not.toContain(TOKEN);
+  });
+
   it('reads passwordFile relative to the config and trims one trailing newline', async () => {
     writeFileSync(join(dir, 'pw'), 'fromfile\n');
     writeFileSync(join(dir, 'pw-crlf'), 'crlf\r\n');
@@ -262,6 +337,22 @@ describe('secrets stay out of messages and printouts', () => {
     });
   }
 
+  it('token errors never quote the token', async () => {
+    for (const yaml of [`${base}clients: [{ name: a, token: ${SECRET} }]\n`, `${base}clients: [{ name: a, token: ${TOKEN}, tokn: ${TOKEN} }]\n`,
+      `${base}clients: [{ name: a, token: ${TOKEN} }, { name: b, token: ${TOKEN} }]\n`]) {
+      const message = await problem(yaml);
+      expect(message).not.toContain(SECRET);
+      expect(message).not.toContain(TOKEN);
+    }
+  });
+
+  it('maskSecrets hides client tokens', async () => {
+    const c = await parseConfig(`${base}clients: [{ name: a, token: ${TOKEN}, senders: [X] }]\n`, dir);
+    const masked = maskSecrets(c);
+    expect(JSON.stringify(masked)).not.toContain(TOKEN);
+    expect(masked).toMatchObject({ clients: [{ name: 'a', token: '***', senders: ['X'] }] });
+  });
+
   it('maskSecrets hides passwords and describes file contents by size', async () => {
     writeFileSync(join(dir, 'ca2.pem'), 'SECRETCA');
     const c = await parseConfig(`${base}    tls: { ca: ca2.pem }\nsimulator: { enabled: true, systemId: s, password: simpw }\n`, dir);
@@ -286,6 +377,9 @@ describe('the shipped configurations', () => {
     expect(c.simulator).toMatchObject({ enabled: true, host: '127.0.0.1', port: 2775, systemId: 'smppclient1', password: 'password' });
     expect(c.upstreams).toHaveLength(1);
     expect(c.upstreams[0]).toMatchObject({ name: 'demo', host: '127.0.0.1', port: 2775, tls: false, binds: 2, systemId: 'smppclient1', password: 'password' });
+    expect(c.http).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(c.clients).toEqual([{ name: 'demo', token: 'demo-token-change-me' }]);
+    expect(c.store.path).toBe(fileURLToPath(new URL('../../../smppd-demo.db', import.meta.url)));
   });
 
   it('the example config loads and matches the defaults it documents', async () => {
@@ -295,5 +389,9 @@ describe('the shipped configurations', () => {
     expect(c.log).toEqual(defaults.log);
     expect(c.shutdown).toEqual(defaults.shutdown);
     expect(c.simulator?.enabled).toBe(false);
+    expect(c.http).toEqual(defaults.http);
+    expect(c.limits).toEqual(defaults.limits);
+    expect(c.store).toEqual({ ...defaults.store, path: shipped('smppd.db') });
+    expect(c.clients).toEqual([{ name: 'app', token: 'change-me-to-a-long-random-token', senders: ['MyBrand', '447700900000'] }]);
   });
 });

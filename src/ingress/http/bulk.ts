@@ -1,0 +1,232 @@
+/**
+ * POST /sms/sendbulk (messaging-service-api.md §4.1, §2.3): multipart with destinationNumberFile
+ * (CSV or TXT, one number per line) and bulkRequest (a JSON string). The file is read as it
+ * arrives, line by line, and its valid numbers are committed in chunks, so a file of a million
+ * numbers holds one chunk in memory (plus the de-duplication set), never the file.
+ *
+ * When the file comes before bulkRequest, it waits in a temporary file until bulkRequest says
+ * how to send it. A request that fails after a first chunk was committed (a file over the size
+ * limit without a Content-Length, a broken upload, a store failure) aborts the batch it
+ * started: its pending messages are not sent, though ones the dispatcher took already may be.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Multipart, MultipartFile } from '@fastify/multipart';
+import { assertSenderAllowed, type HttpClient } from './auth.js';
+import type { HttpBulkWriter, RouteContext } from './context.js';
+import { ApiError } from './errors.js';
+import { NumberTally, readLines, type BulkListInfo } from './numbers.js';
+import { scheduleFrom } from './schedule-time.js';
+import { bulkRequestSchema, parseInput, type BulkRequest } from './validation.js';
+
+const DEFAULT_CHUNK = 5000;
+const FILE_PART = 'destinationNumberFile';
+const REQUEST_PART = 'bulkRequest';
+const FILE_TYPES = new Set(['', '.csv', '.txt']);
+const USAGE = `sendbulk takes multipart/form-data with the parts ${FILE_PART} (a CSV or TXT file) and ${REQUEST_PART} (a JSON string)`;
+
+/** §2.3. */
+export interface BulkResponse {
+  status: 'success';
+  /** The batch id (pass as batch_Id), as a string. */
+  bulkSessionId: string;
+  /** smppd keeps no credit: always "0". */
+  credits: string;
+  /** smppd charges nothing: always "0". */
+  deductcredits: string;
+  bulkListInfo: BulkListInfo;
+}
+
+interface Job {
+  request: BulkRequest;
+  writer: HttpBulkWriter;
+  tally: NumberTally;
+}
+
+export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  app.post('/sms/sendbulk', async (request, reply) => new BulkUpload(ctx, ctx.auth.clientOf(request), request, reply).run());
+}
+
+class BulkUpload {
+  #job: Job | undefined;
+  #fileSeen = false;
+  #spooled: string | undefined;
+  readonly #chunkSize: number;
+
+  constructor(
+    private readonly ctx: RouteContext,
+    private readonly client: HttpClient,
+    private readonly request: FastifyRequest,
+    private readonly reply: FastifyReply,
+  ) {
+    this.#chunkSize = ctx.deps.limits.bulkChunkSize ?? DEFAULT_CHUNK;
+  }
+
+  async run(): Promise<BulkResponse> {
+    const { limits } = this.ctx.deps;
+    if (!this.request.isMultipart()) throw new ApiError('INVALID_MULTIPART', USAGE);
+    // Refuse a body that cannot fit before reading any of it; the file limit below catches the
+    // rest (chunked uploads). The JSON limit is slack for bulkRequest and the part headers.
+    const length = Number(this.request.headers['content-length']);
+    if (Number.isFinite(length) && length > limits.maxUploadBytes + limits.maxBodyBytes) {
+      throw new ApiError('PAYLOAD_TOO_LARGE', `the upload is ${length} bytes; ${FILE_PART} may be at most ${limits.maxUploadBytes} bytes`);
+    }
+    try {
+      for await (const part of multipartErrors(this.request.parts({ limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxBodyBytes } }))) {
+        await this.#part(part);
+      }
+      if (!this.#job) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: is required; ${USAGE}`);
+      if (!this.#fileSeen) throw new ApiError('INVALID_MULTIPART', `${FILE_PART}: is required; ${USAGE}`);
+      if (this.#spooled !== undefined) await this.#readNumbers(createReadStream(this.#spooled), this.#job);
+      return this.#answer(this.#job);
+    } catch (e) {
+      // The rest of the body may still be on its way: do not keep the connection for it.
+      if (!this.request.raw.complete) this.reply.header('connection', 'close');
+      await this.#abandon(e);
+      throw e;
+    } finally {
+      if (this.#spooled !== undefined) await rm(this.#spooled, { force: true });
+    }
+  }
+
+  async #part(part: Multipart): Promise<void> {
+    if (part.type === 'field') {
+      if (part.fieldname !== REQUEST_PART) throw new ApiError('INVALID_MULTIPART', `${part.fieldname}: unknown part; ${USAGE}`);
+      if (this.#job) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: given twice`);
+      if (part.valueTruncated) throw new ApiError('PAYLOAD_TOO_LARGE', `${REQUEST_PART}: is larger than ${this.ctx.deps.limits.maxBodyBytes} bytes`);
+      this.#job = await this.#start(part.value);
+      return;
+    }
+    if (part.fieldname !== FILE_PART || this.#fileSeen) {
+      part.file.resume(); // drain it: the answer is an error either way
+      throw new ApiError('INVALID_MULTIPART', part.fieldname === FILE_PART ? `${FILE_PART}: given twice` : `${part.fieldname}: unknown part; ${USAGE}`);
+    }
+    this.#fileSeen = true;
+    const type = extname(part.filename ?? '').toLowerCase();
+    if (!FILE_TYPES.has(type)) {
+      part.file.resume();
+      throw new ApiError('VALIDATION', `${FILE_PART}: must be a CSV or TXT file with one number per line, not ${type}`);
+    }
+    if (this.#job) await this.#readNumbers(part.file, this.#job, part);
+    else this.#spooled = await this.#spool(part);
+  }
+
+  /** bulkRequest: parsed, checked, and the batch's text composed once (QUEUE_FULL and TEXT_NOT_GSM7 come from here). */
+  async #start(value: unknown): Promise<Job> {
+    let input = value;
+    if (typeof value === 'string') {
+      try {
+        input = JSON.parse(value);
+      } catch {
+        throw new ApiError('INVALID_JSON', `${REQUEST_PART}: is not valid JSON`);
+      }
+    }
+    const request = parseInput(bulkRequestSchema, input, `${REQUEST_PART}.`, REQUEST_PART);
+    assertSenderAllowed(this.client, request.senderId);
+    const { clock, acceptor } = this.ctx.deps;
+    const schedule = scheduleFrom({ flag: request.schedule, time: request.time, gmt: request.gmt, repeat: request.repeat }, 'schedule', `${REQUEST_PART}.`, clock.wallNow());
+    const writer = await acceptor.startBulk({
+      client: this.client.name,
+      senderId: request.senderId,
+      message: request.message,
+      messageType: request.messageType,
+      ...(request.expiryHour != null ? { expiryHour: request.expiryHour } : {}),
+      ...(request.campaignName != null ? { campaignName: request.campaignName } : {}),
+      ...(schedule ? { schedule } : {}),
+    });
+    // Duplicates are removed unless the request allows them: a number sent twice by mistake costs twice.
+    return { request, writer, tally: new NumberTally(request.allowDuplicate === true) };
+  }
+
+  /** Reads numbers as they arrive and commits them `chunkSize` at a time. */
+  async #readNumbers(source: AsyncIterable<Buffer>, job: Job, part?: MultipartFile): Promise<void> {
+    let chunk: string[] = [];
+    for await (const line of multipartErrors(readLines(source))) {
+      const n = job.tally.line(line);
+      if (n === null) continue;
+      chunk.push(n);
+      if (chunk.length >= this.#chunkSize) {
+        await job.writer.add(chunk);
+        chunk = [];
+      }
+    }
+    if (part) this.#checkSize(part);
+    if (chunk.length > 0) await job.writer.add(chunk);
+  }
+
+  async #spool(part: MultipartFile): Promise<string> {
+    const path = join(this.ctx.deps.tmpDir ?? tmpdir(), `smppd-bulk-${randomUUID()}.txt`);
+    this.#spooled = path;
+    try {
+      await pipeline(part.file, createWriteStream(path, { mode: 0o600 }));
+    } catch (e) {
+      throw asMultipartError(e);
+    }
+    this.#checkSize(part);
+    return path;
+  }
+
+  /** busboy stops a file at the limit and marks it truncated: the part read was not the whole file. */
+  #checkSize(part: MultipartFile): void {
+    if ((part.file as { truncated?: boolean }).truncated) {
+      throw new ApiError('PAYLOAD_TOO_LARGE', `${FILE_PART}: is larger than ${this.ctx.deps.limits.maxUploadBytes} bytes`);
+    }
+  }
+
+  #answer(job: Job): BulkResponse {
+    const info = job.tally.info();
+    if (job.writer.batchId === null) {
+      const reasons = Object.entries(info.errors).map(([reason, n]) => `${reason} ${n}`).join(', ');
+      throw new ApiError('VALIDATION', `${FILE_PART}: holds no valid number (${info.total} read, ${info.invalidCount} invalid${reasons ? `: ${reasons}` : ''}, ${info.duplicate} duplicate)`);
+    }
+    this.ctx.deps.log.info({ event: 'bulk_accepted', client: this.client.name, batchId: job.writer.batchId, ...info }, 'sendbulk accepted');
+    return { status: 'success', bulkSessionId: String(job.writer.batchId), credits: '0', deductcredits: '0', bulkListInfo: info };
+  }
+
+  /** After a failure: a batch already started is aborted so that a refused upload sends nothing more. */
+  async #abandon(cause: unknown): Promise<void> {
+    const batchId = this.#job?.writer.batchId;
+    if (batchId == null) return;
+    const { store, clock, log } = this.ctx.deps;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    try {
+      await this.ctx.serial.run(`batch:${batchId}`, () => store.setBatchState(this.client.name, batchId, 'aborted', clock.wallNow()));
+      log.warn({ event: 'bulk_abandoned', client: this.client.name, batchId, reason }, 'sendbulk failed part way; its batch is aborted');
+    } catch (e) {
+      log.error({ event: 'bulk_abandon_failed', client: this.client.name, batchId, reason, err: e instanceof Error ? e.message : String(e) }, 'sendbulk failed part way and its batch could not be aborted');
+    }
+  }
+}
+
+/** busboy's errors (a cut body, a bad boundary) carry no code: they are the client's malformed multipart. */
+function asMultipartError(e: unknown): unknown {
+  if (e instanceof ApiError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('FST_')) return e;
+  const detail = e instanceof Error ? `: ${e.message}` : '';
+  return new ApiError('INVALID_MULTIPART', `the multipart body is malformed${detail}`);
+}
+
+/** An async iterable whose failures are turned into INVALID_MULTIPART (a consumer's own errors pass untouched). */
+async function* multipartErrors<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<T>;
+      try {
+        next = await it.next();
+      } catch (e) {
+        throw asMultipartError(e);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await it.return?.();
+  }
+}

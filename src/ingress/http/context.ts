@@ -1,0 +1,65 @@
+/**
+ * What the routes are given: the daemon's objects (as narrow interfaces: the HTTP layer needs
+ * six store methods, not the store), and the per-server helpers.
+ */
+import type { Clock } from '../../core/clock.js';
+import type { Log } from '../../core/log.js';
+import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
+import type { IdentifyResult } from '../../sms/identify.js';
+import type { Store } from '../../store/store.js';
+import type { Authenticator, HttpClient } from './auth.js';
+import type { KeyedSerial } from './serial.js';
+
+/** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
+export interface HttpAcceptor {
+  /** Resolves after the commit; throws SmppdError QUEUE_FULL, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, … */
+  send(request: SendRequest): Promise<{ messageId: string; batchId: number | null }>;
+  /** Checks capacity and the text once; then `add` stores numbers in committed chunks. */
+  startBulk(common: SendCommon): Promise<HttpBulkWriter>;
+}
+
+/** The BulkWriter's part the API uses. */
+export interface HttpBulkWriter {
+  /** Stores one chunk of valid, de-duplicated numbers; the first call creates the batch. */
+  add(destinations: readonly string[]): Promise<void>;
+  readonly batchId: number | null;
+  readonly scheduleId: number | null;
+}
+
+/** The store's part the API reads and changes (writes go through the acceptor). */
+export type HttpStore = Pick<Store, 'getMessage' | 'listBatches' | 'getBatch' | 'setBatchState' | 'listSchedules' | 'setScheduleState'>;
+
+export interface HttpLimits {
+  /** Largest JSON body, bytes (http.maxBodyBytes). Larger: 413. */
+  maxBodyBytes: number;
+  /** Largest sendbulk number file, bytes (http.maxUploadBytes). Larger: 413. */
+  maxUploadBytes: number;
+  /** Numbers per committed chunk of a sendbulk upload. Default 5000. */
+  bulkChunkSize?: number;
+}
+
+/** Everything `buildHttpServer` needs; `smppd start` builds each one. */
+export interface HttpServerDeps {
+  /** Validates, composes and stores sends (the dispatch layer's Acceptor). */
+  acceptor: HttpAcceptor;
+  /** Reads messages, batches and schedules; changes batch and schedule states. */
+  store: HttpStore;
+  /** POST /sms/identify (the domain's `identify`). */
+  identify: (text: string) => IdentifyResult;
+  /** Who may call (config `clients`). Names and tokens unique (the config checks it). */
+  clients: readonly HttpClient[];
+  /** Wall time for schedules and state changes. */
+  clock: Clock;
+  log: Log;
+  limits: HttpLimits;
+  /** Where a sendbulk file that arrives before its bulkRequest waits. Default: the system's temp folder. */
+  tmpDir?: string;
+}
+
+/** What each route module is given. */
+export interface RouteContext {
+  deps: HttpServerDeps;
+  auth: Authenticator;
+  /** Orders state changes per batch and per schedule. */
+  serial: KeyedSerial;
+}

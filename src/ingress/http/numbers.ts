@@ -1,0 +1,146 @@
+/**
+ * The provider's phone number rule (messaging-service-api.md §4.1): digits with the country code
+ * only, as E.164 without the '+'. `447700900123` is valid; `+44 7700 900123`, `0044…` and a
+ * national number with a leading 0 are not. One rule for sendSms and for every line of a
+ * sendbulk file, which is read here line by line.
+ */
+
+/** E.164: at most 15 digits; the shortest numbers in use (country code and subscriber) have 7. */
+const MIN_DIGITS = 7;
+const MAX_DIGITS = 15;
+
+/** Why a number is refused: the keys of sendbulk's `bulkListInfo.errors`. */
+export const NUMBER_PROBLEMS = {
+  empty: 'is empty',
+  plusPrefix: "must not start with '+': give the country code and number as digits only, e.g. 447700900123",
+  spaces: 'must not contain spaces: digits only, e.g. 447700900123',
+  notDigits: 'must be digits only (country code and number), e.g. 447700900123',
+  doubleZeroPrefix: "must not start with '00': give the country code without it, e.g. 447700900123",
+  leadingZero: 'must not start with 0: a national number needs its country code instead, e.g. 447700900123',
+  tooShort: `must be at least ${MIN_DIGITS} digits with the country code`,
+  tooLong: `must be at most ${MAX_DIGITS} digits (E.164)`,
+} as const;
+export type NumberProblem = keyof typeof NUMBER_PROBLEMS;
+
+const DIGITS = /^\d+$/;
+const SPACE = /\s/;
+
+/** null when `n` is a valid destination number, else the first rule it breaks. */
+export function checkNumber(n: string): NumberProblem | null {
+  if (n === '') return 'empty';
+  if (n.startsWith('+')) return 'plusPrefix';
+  if (SPACE.test(n)) return 'spaces';
+  if (!DIGITS.test(n)) return 'notDigits';
+  if (n.startsWith('00')) return 'doubleZeroPrefix';
+  if (n.startsWith('0')) return 'leadingZero';
+  if (n.length < MIN_DIGITS) return 'tooShort';
+  if (n.length > MAX_DIGITS) return 'tooLong';
+  return null;
+}
+
+/** §2.3 `bulkListInfo`. total = validCount + invalidCount + duplicate. */
+export interface BulkListInfo {
+  /** Number lines read (blank lines and a header line are not numbers). */
+  total: number;
+  /** Numbers stored to be sent. */
+  validCount: number;
+  /** Lines refused, by reason in `errors`. */
+  invalidCount: number;
+  /** Numbers dropped as repeats (allowDuplicate false); 0 when duplicates are allowed. */
+  duplicate: number;
+  /** Refused lines by reason (the keys of NUMBER_PROBLEMS); only reasons that occurred. */
+  errors: Partial<Record<NumberProblem, number>>;
+}
+
+const SEPARATOR = /[,;\t]/;
+const HAS_DIGIT = /\d/;
+
+/**
+ * Reads the lines of a number file (CSV: the first column; TXT: the line) and keeps the counts.
+ * A first line without any digit is a header and is skipped; blank lines are skipped.
+ * De-duplication keeps a Set of the numbers seen: about 60 bytes a number, 60 MB for a million.
+ */
+export class NumberTally {
+  readonly #seen: Set<string> | null;
+  #headerPossible = true;
+  #total = 0;
+  #valid = 0;
+  #duplicate = 0;
+  readonly #errors: Partial<Record<NumberProblem, number>> = {};
+  #invalid = 0;
+
+  constructor(allowDuplicate: boolean) {
+    this.#seen = allowDuplicate ? null : new Set();
+  }
+
+  /** The number to send from this line, or null (blank, header, invalid, duplicate). */
+  line(raw: string): string | null {
+    const n = firstColumn(raw);
+    if (n === '') return null;
+    if (this.#headerPossible) {
+      this.#headerPossible = false;
+      if (!HAS_DIGIT.test(n)) return null;
+    }
+    this.#total++;
+    const problem = checkNumber(n);
+    if (problem !== null) {
+      this.#invalid++;
+      this.#errors[problem] = (this.#errors[problem] ?? 0) + 1;
+      return null;
+    }
+    if (this.#seen !== null) {
+      if (this.#seen.has(n)) {
+        this.#duplicate++;
+        return null;
+      }
+      this.#seen.add(n);
+    }
+    this.#valid++;
+    return n;
+  }
+
+  info(): BulkListInfo {
+    return { total: this.#total, validCount: this.#valid, invalidCount: this.#invalid, duplicate: this.#duplicate, errors: { ...this.#errors } };
+  }
+}
+
+/** The first column of a CSV line, unquoted and trimmed; a TXT line is one column. */
+function firstColumn(line: string): string {
+  let s = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line; // a UTF-8 BOM before the first line
+  const sep = s.search(SEPARATOR);
+  if (sep !== -1) s = s.slice(0, sep);
+  s = s.trim();
+  if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) s = s.slice(1, -1).trim();
+  return s;
+}
+
+/** Longest line kept; the rest of a longer one is dropped (it cannot be a number anyway). */
+const MAX_LINE = 1024;
+
+/**
+ * The lines of a byte stream, as they arrive: memory holds one chunk and one partial line,
+ * never the file. '\n' or '\r\n' ends a line; a last line without one counts too.
+ */
+export async function* readLines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8');
+  let pending = '';
+  let overlong = false;
+  for await (const chunk of stream) {
+    const text = pending + (typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    let start = 0;
+    for (let nl = text.indexOf('\n', start); nl !== -1; nl = text.indexOf('\n', start)) {
+      const end = nl > start && text.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
+      yield overlong ? text.slice(start, Math.min(end, start + MAX_LINE)) + '…' : text.slice(start, end);
+      overlong = false;
+      start = nl + 1;
+    }
+    pending = text.slice(start);
+    if (pending.length > MAX_LINE) {
+      pending = pending.slice(0, MAX_LINE);
+      overlong = true;
+    }
+  }
+  pending += decoder.decode();
+  if (pending.endsWith('\r')) pending = pending.slice(0, -1);
+  if (pending !== '' || overlong) yield overlong ? `${pending}…` : pending;
+}

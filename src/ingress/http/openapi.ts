@@ -1,0 +1,230 @@
+/**
+ * The OpenAPI 3.1 description of the local API, served at GET /openapi.json. Request bodies come
+ * from the same zod schemas that validate them, and the errorCode enum from API_ERRORS; a test
+ * checks that every registered route is described and every described route is registered.
+ */
+import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../sms/status.js';
+import { API_ERRORS } from './errors.js';
+import { NUMBER_PROBLEMS } from './numbers.js';
+import { bulkRequestSchema, identifySchema, sendNowSchema, sendSmsSchema } from './validation.js';
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema 2020-12 (what OpenAPI 3.1 uses) of a request schema, without its $schema line. */
+function jsonSchema(schema: z.ZodType): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json): Json => ({ 'application/json': { schema } });
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+const nullable = (type: string): Json => ({ type: [type, 'null'] });
+const object = (properties: Json, required = Object.keys(properties)): Json => ({ type: 'object', properties, required });
+
+const schemas: Json = {
+  ErrorBody: {
+    ...object({
+      status: { ...int, description: 'The HTTP status.' },
+      error: { ...str, description: 'The reason phrase.' },
+      message: { ...str, description: 'For people: log it, do not parse it.' },
+      errorCode: { type: 'string', enum: Object.keys(API_ERRORS), description: 'Stable: branch on it after the status.' },
+      requestUri: { ...str, description: 'The path of the failing request.' },
+    }),
+    description: 'Every refusal but 401 (messaging-service-api.md §7).',
+  },
+  UnauthorizedBody: { ...object({ error: str, message: str }), description: 'A missing or invalid bearer token (§5, §7).' },
+  SendSms: jsonSchema(sendSmsSchema),
+  BulkRequest: jsonSchema(bulkRequestSchema),
+  Identify: jsonSchema(identifySchema),
+  SendNow: jsonSchema(sendNowSchema),
+  IdentifyResult: object({
+    message: str,
+    messageType: { type: 'string', enum: ['GSM-7', 'UNICODE'] },
+    smscount: { ...int, description: 'Parts the text makes; smsParts in a send.' },
+    charCount: int,
+    charLimit: { ...int, enum: [160, 153, 70, 67] },
+  }),
+  BulkResponse: object({
+    status: { type: 'string', enum: ['success'] },
+    bulkSessionId: { ...str, description: 'The batch id (batch_Id of the control calls).' },
+    credits: { ...str, description: 'Always "0": smppd keeps no credit.' },
+    deductcredits: { ...str, description: 'Always "0": smppd charges nothing.' },
+    bulkListInfo: object({
+      total: { ...int, description: 'Number lines read: validCount + invalidCount + duplicate.' },
+      validCount: int,
+      invalidCount: int,
+      duplicate: { ...int, description: 'Repeats removed (allowDuplicate false).' },
+      errors: { type: 'object', properties: Object.fromEntries(Object.keys(NUMBER_PROBLEMS).map((k) => [k, int])), additionalProperties: false,
+        description: 'Invalid lines by reason; only reasons that occurred.' },
+    }),
+  }),
+  BatchListEntry: object({
+    id: { ...int, description: 'Pass as batch_Id.' },
+    senderId: str,
+    reqType: { type: 'string', enum: ['single', 'bulk'] },
+    messageType: { type: 'string', enum: ['GSM-7', 'UNICODE'] },
+    campaignName: str,
+    total: int,
+    processed: int,
+    pending: int,
+    active: { type: 'boolean' },
+    createdOn: { ...str, description: 'ISO 8601 date-time without zone, in UTC.', examples: ['2026-01-01T10:00:00'] },
+  }),
+  BatchDetail: {
+    allOf: [ref('BatchListEntry'), object({ state: { type: 'string', enum: ['active', 'paused', 'aborted'] }, scheduleId: nullable('integer') })],
+  },
+  ScheduleEntry: object({
+    id: { ...int, description: 'Pass as scheduleId.' },
+    batchId: int,
+    state: { type: 'string', enum: ['scheduled', 'released', 'cancelled'] },
+    time: { ...str, format: 'date-time', description: 'When it releases its messages (UTC).' },
+    repeat: nullable('string'),
+    senderId: nullable('string'),
+    campaignName: nullable('string'),
+    total: nullable('integer'),
+    createdAt: { ...str, format: 'date-time' },
+  }),
+  MessageStatus: object({
+    messageId: str,
+    status: { type: 'string', enum: DELIVERY_STATUSES, description: 'New values may appear: do not fail on one you do not know.' },
+    reason: nullable('string'),
+    createdAt: { ...str, format: 'date-time' },
+    updatedAt: { ...str, format: 'date-time' },
+    batchId: nullable('integer'),
+    destination: str,
+    parts: { type: 'array', items: object({ part: int, status: { type: 'string', enum: DELIVERY_STATUSES }, smscMessageId: nullable('string') }) },
+  }),
+};
+
+const errorResponse = (description: string): Json => ({ description, content: json(ref('ErrorBody')) });
+const responses: Json = {
+  BadRequest: errorResponse('Validation error, bad JSON or bad multipart (errorCode says which).'),
+  Unauthorized: { description: 'Missing or invalid bearer token.', content: json(ref('UnauthorizedBody')) },
+  Forbidden: errorResponse('The token may not use this senderId.'),
+  NotFound: errorResponse('No such batch, schedule or message for this client.'),
+  TooLarge: errorResponse('The body or file is larger than the configured limit.'),
+  UnsupportedMediaType: errorResponse('A Content-Type the endpoint does not take.'),
+  QueueFull: {
+    description: 'More queued work than limits.maxQueued; retry after Retry-After seconds.',
+    headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
+    content: json(ref('ErrorBody')),
+  },
+  Internal: errorResponse('Unexpected; retry with backoff.'),
+};
+const r = (name: string): Json => ({ $ref: `#/components/responses/${name}` });
+const always = { 401: r('Unauthorized'), 500: r('Internal') };
+const jsonBodyErrors = { 400: r('BadRequest'), 413: r('TooLarge'), 415: r('UnsupportedMediaType') };
+const ok = (description: string, schema: Json): Json => ({ 200: { description, content: json(schema) } });
+const query = (name: string, description: string, required = true): Json => ({ name, in: 'query', required, schema: required ? int : str, description });
+const batchId = query('batch_Id', 'The batch: an id from /sms/list or a bulkSessionId.');
+const batchControl = (summary: string, description: string): Json => ({
+  summary, description, parameters: [batchId],
+  responses: { ...ok('The batch after the change.', ref('BatchDetail')), 400: r('BadRequest'), 404: r('NotFound'), ...always },
+});
+
+const paths: Json = {
+  '/sms/sendSms': {
+    post: {
+      summary: 'Send one SMS',
+      description: 'Only the documented fields are accepted. Answered after the message is stored.',
+      requestBody: { required: true, content: json(ref('SendSms')) },
+      responses: {
+        200: { description: 'The message id.', content: { 'text/plain': { schema: str } } },
+        ...jsonBodyErrors, 403: r('Forbidden'), 429: r('QueueFull'), ...always,
+      },
+    },
+  },
+  '/sms/identify': {
+    post: {
+      summary: 'Encoding and parts of a text',
+      requestBody: { required: true, content: json(ref('Identify')) },
+      responses: { ...ok('The analysis.', ref('IdentifyResult')), ...jsonBodyErrors, ...always },
+    },
+  },
+  '/sms/sendbulk': {
+    post: {
+      summary: 'Send one text to the numbers of a file',
+      description: 'The file is read as it arrives and stored in chunks; duplicates are removed unless allowDuplicate is true.',
+      requestBody: {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: object({
+              destinationNumberFile: { type: 'string', contentMediaType: 'text/csv', description: 'CSV (first column) or TXT, one number per line; a first line without digits is a header.' },
+              bulkRequest: { type: 'string', contentMediaType: 'application/json', contentSchema: ref('BulkRequest') },
+            }),
+          },
+        },
+      },
+      responses: { ...ok('The job.', ref('BulkResponse')), ...jsonBodyErrors, 403: r('Forbidden'), 429: r('QueueFull'), ...always },
+    },
+  },
+  '/sms/list': { get: { summary: 'All SMS jobs of the client (not paginated)', responses: { ...ok('Every job, in the store\'s order.', { type: 'array', items: ref('BatchListEntry') }), ...always } } },
+  '/sms/edit': { get: { summary: 'One job', parameters: [batchId], responses: { ...ok('The job.', ref('BatchDetail')), 400: r('BadRequest'), 404: r('NotFound'), ...always } } },
+  '/sms/pause': { get: batchControl('Pause a job', 'Only active batches can be paused.') },
+  '/sms/resume': { get: batchControl('Resume a paused job', 'Continues where it stopped.') },
+  '/sms/abort': { delete: batchControl('Abort a job', 'Permanent: its pending messages are not sent (they become FAILED).') },
+  '/sms/listSchedule': {
+    get: { summary: 'The scheduled campaigns of the client', responses: { ...ok('Every schedule, with its state.', { type: 'array', items: ref('ScheduleEntry') }), ...always } },
+  },
+  '/sms/send-now': {
+    post: {
+      summary: 'Release a scheduled campaign now',
+      description: 'scheduleId in the query or in a JSON body.',
+      parameters: [query('scheduleId', 'The schedule, or give it in the body.', false)],
+      requestBody: { required: false, content: json(ref('SendNow')) },
+      responses: { ...ok('The schedule, released.', ref('ScheduleEntry')), ...jsonBodyErrors, 404: r('NotFound'), ...always },
+    },
+  },
+  '/sms/abort/schedule': {
+    delete: {
+      summary: 'Cancel a scheduled campaign',
+      parameters: [query('scheduleId', 'The schedule.')],
+      responses: { ...ok('The schedule, cancelled.', ref('ScheduleEntry')), 400: r('BadRequest'), 404: r('NotFound'), ...always },
+    },
+  },
+  '/sms/status/{messageId}': {
+    get: {
+      summary: 'Delivery status of one message',
+      parameters: [{ name: 'messageId', in: 'path', required: true, schema: str, description: 'The id sendSms answered.' }],
+      responses: { ...ok('The message and its parts.', ref('MessageStatus')), 404: r('NotFound'), ...always },
+    },
+  },
+  '/sms/lookup': {
+    post: {
+      summary: 'Number lookup (HLR/MNP): not available over SMPP',
+      parameters: [query('destinationNumber', 'The number.', false), query('reqType', 'The lookup kind.', false)],
+      responses: { 501: errorResponse('Always: number lookup is a service of the provider\'s REST API.'), ...always },
+    },
+  },
+  '/openapi.json': {
+    get: {
+      summary: 'This description',
+      security: [],
+      responses: { 200: { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
+    },
+  },
+};
+
+/** The whole document. */
+export function openApiDocument(): Json {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'smppd local SMS API',
+      version: '1.0.0',
+      description: 'The provider\'s SMS REST API (messaging-service-api.md §4.1), served locally by smppd and delivered over SMPP.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token of the config\'s clients.' } },
+      schemas,
+      responses,
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The local HTTP API: the provider's SMS REST API (messaging-service-api.md §4.1, §5, §7) on a
+ * local address, so an application switches from REST to SMPP by changing its base address.
+ *
+ * `buildHttpServer(deps)` returns the fastify instance, routes registered, not listening:
+ * `smppd start` calls `listen({ host, port })` with `http.listen` and `close()` when it stops;
+ * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not.
+ */
+import fastifyMultipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Authenticator } from './auth.js';
+import { registerBatchRoutes } from './batches.js';
+import { registerBulkRoutes } from './bulk.js';
+import type { HttpServerDeps, RouteContext } from './context.js';
+import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
+import { openApiDocument } from './openapi.js';
+import { registerScheduleRoutes } from './schedules.js';
+import { registerSendRoutes } from './send.js';
+import { KeyedSerial } from './serial.js';
+import { registerStatusRoutes } from './status.js';
+
+export type { HttpClient } from './auth.js';
+export type { HttpAcceptor, HttpBulkWriter, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
+export { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
+
+export interface RouteEntry {
+  method: string;
+  /** fastify's form: `/sms/status/:messageId`. */
+  url: string;
+}
+
+const routesOf = new WeakMap<FastifyInstance, RouteEntry[]>();
+
+/** The routes a server registered (for the OpenAPI test and for logs). */
+export function listRoutes(app: FastifyInstance): readonly RouteEntry[] {
+  return routesOf.get(app) ?? [];
+}
+
+export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: deps.limits.maxBodyBytes,
+    // GET only: a HEAD twin of each GET would be one more route to describe and keep true.
+    exposeHeadRoutes: false,
+    return503OnClosing: true,
+    // A request fastify cannot route (a malformed URL) still gets the five-field body.
+    frameworkErrors: (error, request, reply) => sendError(reply, request, toApiError(error).error),
+  });
+  const routes: RouteEntry[] = [];
+  routesOf.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+
+  // JSON, and multipart for sendbulk; any other Content-Type is 415. An empty JSON body is
+  // no body (send-now takes its id from the query or the body).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError('INVALID_JSON', 'the body is not valid JSON'), undefined);
+    }
+  });
+  void app.register(fastifyMultipart, { limits: { fileSize: deps.limits.maxUploadBytes, fieldSize: deps.limits.maxBodyBytes } });
+
+  const log = deps.log.child({ component: 'http' });
+  app.setErrorHandler(errorHandler(log));
+  app.setNotFoundHandler(notFoundHandler);
+  app.addHook('onResponse', async (request, reply) => {
+    // Method, path and status only: never a header (the token), never the query or body.
+    log.debug({ event: 'http_request', method: request.method, path: requestPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'HTTP request');
+  });
+
+  const auth = new Authenticator(deps.clients);
+  const ctx: RouteContext = { deps, auth, serial: new KeyedSerial() };
+  app.get('/openapi.json', async () => openApiDocument());
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', auth.authenticate);
+    registerSendRoutes(scope, ctx);
+    registerBulkRoutes(scope, ctx);
+    registerBatchRoutes(scope, ctx);
+    registerScheduleRoutes(scope, ctx);
+    registerStatusRoutes(scope, ctx);
+  });
+  return app;
+}

@@ -1,0 +1,141 @@
+/**
+ * The request bodies of the API as zod schemas (messaging-service-api.md §4.1), strict: only the
+ * documented field names are accepted, and an unknown one (to, from, text) is a 400 that names
+ * it. The same schemas feed /openapi.json, so the description cannot drift from the checks.
+ * Optional fields may also be null (clients often send absent fields as null).
+ */
+import { z } from 'zod';
+import { MAX_VALIDITY_HOURS } from '../../sms/smpp-time.js';
+import { ApiError } from './errors.js';
+import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
+
+/** SMPP v3.4 §5.2.8: source_addr is at most 20 characters. */
+const SENDER_MAX = 20;
+const CAMPAIGN_MAX = 255;
+
+function typeError(expected: string) {
+  return (issue: { input?: unknown }): string => (issue.input === undefined || issue.input === null ? 'is required' : `must be ${expected}`);
+}
+
+const str = () => z.string({ error: typeError('a string') });
+const whole = (min: number, max: number) => {
+  const error = `must be a whole number from ${min} to ${max}`;
+  return z.number({ error: typeError('a number') }).int({ error }).min(min, { error }).max(max, { error });
+};
+const bool = () => z.boolean({ error: typeError('true or false') });
+const messageTypeSchema = z.enum(['TEXT', 'UNICODE'], { error: (i) => (i.input === undefined ? 'is required' : 'must be TEXT (GSM-7) or UNICODE') });
+
+const senderId = str().min(1, { error: 'must not be empty' }).max(SENDER_MAX, { error: `must be at most ${SENDER_MAX} characters (SMPP v3.4 source_addr)` })
+  .meta({ description: 'Approved sender ID: letters (at most 11 for most networks), a short code, or a number with country code.' });
+const destinationNumber = str().superRefine((n, ctx) => {
+  const problem = checkNumber(n);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: NUMBER_PROBLEMS[problem] });
+}).meta({ description: 'Country code plus number, digits only: no +, no 00, no spaces, no leading zero (E.164 without the +).', examples: ['447700900123'] });
+const message = str().min(1, { error: 'must not be empty' }).meta({ description: 'The text.' });
+const messageType = messageTypeSchema.meta({ description: 'TEXT sends GSM-7 and refuses other characters; UNICODE sends UCS-2.' });
+const count = () => whole(0, 1_000_000).nullish();
+const expiryHour = whole(1, MAX_VALIDITY_HOURS).nullish().meta({ description: 'Validity in hours: the SMSC stops trying after it, and smppd does not submit after it.' });
+const campaignName = str().max(CAMPAIGN_MAX, { error: `must be at most ${CAMPAIGN_MAX} characters` }).nullish().meta({ description: 'Reporting label.' });
+const time = str().nullish().meta({ description: "Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true." });
+const gmt = str().nullish().meta({ description: 'Offset of time, such as +04:00. Default +00:00.' });
+const repeat = z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string' }).nullish()
+  .meta({ description: 'Repeat setting, stored with the schedule and listed by /sms/listSchedule.' });
+const delay = z.number({ error: typeError('a number') }).min(0, { error: 'must be a number ≥ 0' }).nullish()
+  .meta({ description: 'Accepted for compatibility; smppd paces by the binds (ratePerBind), not per message.' });
+const regulatory = () => str().nullish().meta({ description: 'Regulatory identifier; accepted and not used over SMPP.' });
+
+/** POST /sms/sendSms body. */
+export const sendSmsSchema = z.strictObject({
+  senderId,
+  destinationNumber,
+  message,
+  messageType,
+  charCount: count().meta({ description: 'From /sms/identify; informational.' }),
+  smsParts: count().meta({ description: 'From /sms/identify; informational.' }),
+  charLimit: count().meta({ description: 'From /sms/identify; informational.' }),
+  expiryHour,
+  campaignName,
+  isSchedule: bool().nullish().meta({ description: 'true to schedule at time.' }),
+  time,
+  gmt,
+  repeat,
+  delay,
+  peId: regulatory(),
+  templateId: regulatory(),
+  telemarketerId: regulatory(),
+});
+export type SendSmsBody = z.output<typeof sendSmsSchema>;
+
+/** sendbulk's bulkRequest part (a JSON string). */
+export const bulkRequestSchema = z.strictObject({
+  senderId,
+  message,
+  messageType,
+  campaignName,
+  allowDuplicate: bool().nullish().meta({ description: 'false (the default) removes repeated numbers from the file.' }),
+  expiryHour,
+  delay,
+  schedule: bool().nullish().meta({ description: 'true to schedule at time (time, gmt and repeat as in sendSms).' }),
+  time,
+  gmt,
+  repeat,
+  smsParts: count(),
+  charCount: count(),
+  charLimit: count(),
+  peId: regulatory(),
+  templateId: regulatory(),
+  telemarketerId: regulatory(),
+});
+export type BulkRequest = z.output<typeof bulkRequestSchema>;
+
+/** POST /sms/identify body. */
+export const identifySchema = z.strictObject({ message: str().meta({ description: 'The text to analyse.' }) });
+
+const idValue = z.union([z.number().int().min(1), z.string().regex(/^[1-9]\d{0,15}$/)], { error: 'must be a whole number ≥ 1' });
+/** POST /sms/send-now body (when the id is not in the query). */
+export const sendNowSchema = z.strictObject({ scheduleId: idValue.meta({ description: 'The id from /sms/listSchedule.' }) });
+
+/** Field names people bring from other SMS APIs, and the one this API uses. */
+const INSTEAD: Readonly<Record<string, string>> = {
+  to: 'destinationNumber', from: 'senderId', text: 'message', body: 'message', sender: 'senderId', type: 'messageType',
+  destination: 'destinationNumber', destinationNo: 'destinationNumber', scheduled: 'isSchedule', scheduleTime: 'time',
+};
+
+/**
+ * Validates `input` or throws VALIDATION with every problem, one `field: reason` each, in the
+ * order of the fields. `prefix` names the container ('bulkRequest.').
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefix = '', what = 'the body'): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems: string[] = [];
+  for (const issue of parsed.error.issues) {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = INSTEAD[key];
+        problems.push(`${prefix}${key}: unknown field${hint ? `; this API calls it ${hint}` : ''}`);
+      }
+    } else if (path === '') {
+      problems.push(`${what} must be a JSON object`);
+    } else {
+      problems.push(`${prefix}${path}: ${issue.message}`);
+    }
+  }
+  throw new ApiError('VALIDATION', problems.join('; '));
+}
+
+/** A whole-number id from the query (`batch_Id`, `scheduleId`); VALIDATION when missing or not one. */
+export function queryId(query: unknown, name: string): number {
+  const value = (query as Record<string, unknown> | undefined)?.[name];
+  return toId(value, name);
+}
+
+export function toId(value: unknown, name: string): number {
+  if (value === undefined || value === '') throw new ApiError('VALIDATION', `${name}: is required`);
+  const text = typeof value === 'number' ? String(value) : value;
+  if (typeof text !== 'string' || !/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new ApiError('VALIDATION', `${name}: must be a whole number ≥ 1`);
+  }
+  return Number(text);
+}

@@ -1,0 +1,57 @@
+/**
+ * /openapi.json stays true: every route the server registers is described, with its method,
+ * and every described operation is a registered route.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_ERRORS, listRoutes } from '../../../src/ingress/http/server.js';
+import { httpHarness, type Harness } from '../../support/http.js';
+
+let h: Harness;
+let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, { responses?: object }>>; components: { schemas: Record<string, Record<string, unknown>> } };
+beforeAll(async () => {
+  h = await httpHarness();
+  const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(res.statusCode).toBe(200);
+  doc = res.json();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+/** fastify's `/sms/status/:messageId` is OpenAPI's `/sms/status/{messageId}`. */
+const asOpenApi = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+describe('/openapi.json', () => {
+  it('is OpenAPI 3.1, served without a token', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+  });
+
+  it('describes every registered route', () => {
+    const routes = listRoutes(h.app);
+    expect(routes.length).toBe(14);
+    for (const r of routes) expect(doc.paths[asOpenApi(r.url)]?.[r.method.toLowerCase()], `${r.method} ${r.url}`).toBeDefined();
+  });
+
+  it('describes nothing that is not registered', () => {
+    const registered = new Set(listRoutes(h.app).map((r) => `${r.method.toLowerCase()} ${asOpenApi(r.url)}`));
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item).filter((k) => METHODS.includes(k))) expect(registered, `${method} ${path}`).toContain(`${method} ${path}`);
+    }
+  });
+
+  it('gives every operation its responses, and every errorCode', () => {
+    for (const item of Object.values(doc.paths)) for (const op of Object.values(item)) expect(op.responses).toBeDefined();
+    expect(doc.components.schemas.ErrorBody).toMatchObject({ properties: { errorCode: { enum: Object.keys(API_ERRORS) } } });
+  });
+
+  it('describes the request bodies the server validates: strict, with their required fields', () => {
+    expect(doc.components.schemas.SendSms).toMatchObject({ additionalProperties: false, required: ['senderId', 'destinationNumber', 'message', 'messageType'] });
+    expect(doc.components.schemas.BulkRequest).toMatchObject({ additionalProperties: false, required: ['senderId', 'message', 'messageType'] });
+    expect(Object.keys(doc.components.schemas.SendSms!.properties as object)).toEqual([
+      'senderId', 'destinationNumber', 'message', 'messageType', 'charCount', 'smsParts', 'charLimit', 'expiryHour', 'campaignName',
+      'isSchedule', 'time', 'gmt', 'repeat', 'delay', 'peId', 'templateId', 'telemarketerId',
+    ]);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { NumberTally, checkNumber, readLines } from '../../../../src/ingress/http/numbers.js';
+import { parseScheduleTime } from '../../../../src/ingress/http/schedule-time.js';
+
+async function lines(chunks: Array<string | Buffer>): Promise<string[]> {
+  async function* source() {
+    for (const c of chunks) yield Buffer.isBuffer(c) ? c : Buffer.from(c);
+  }
+  const out: string[] = [];
+  for await (const l of readLines(source())) out.push(l);
+  return out;
+}
+
+describe('readLines', () => {
+  const text = '\uFEFF447700900001\r\n447700900002\n\n“quoted”,x\r\n447700900003';
+  const expected = ['447700900001', '447700900002', '', '“quoted”,x', '447700900003'];
+
+  it('gives the same lines however the bytes are split, even inside a UTF-8 character, a CRLF or the BOM (dropped)', async () => {
+    const bytes = Buffer.from(text);
+    for (let i = 0; i <= bytes.length; i++) {
+      expect(await lines([bytes.subarray(0, i), bytes.subarray(i)]), `split at ${i}`).toEqual(expected);
+    }
+  });
+
+  it('cuts an endless line short instead of holding it', async () => {
+    const out = await lines(['1'.repeat(5000), '2'.repeat(5000), '\n447700900001\n']);
+    expect(out).toHaveLength(2);
+    expect(out[0]!.length).toBeLessThan(1100);
+    expect(checkNumber(out[0]!)).toBe('notDigits');
+    expect(out[1]).toBe('447700900001');
+  });
+});
+
+describe('NumberTally', () => {
+  it('skips a header without digits and blank lines, takes the first CSV column', () => {
+    const t = new NumberTally(false);
+    expect(['msisdn;name', '', '447700900001;Ann', '"447700900002",Bob', '\t', '447700900003\tCy'].map((l) => t.line(l)))
+      .toEqual([null, null, '447700900001', '447700900002', null, '447700900003']);
+    expect(t.info()).toEqual({ total: 3, validCount: 3, invalidCount: 0, duplicate: 0, errors: {} });
+  });
+
+  it('a first line with digits is a number, not a header', () => {
+    const t = new NumberTally(false);
+    t.line('+447700900001');
+    expect(t.info()).toEqual({ total: 1, validCount: 0, invalidCount: 1, duplicate: 0, errors: { plusPrefix: 1 } });
+  });
+});
+
+describe('parseScheduleTime', () => {
+  it('reads a local time in an offset, a zone name, or UTC', () => {
+    expect(parseScheduleTime('2026-03-01 12:00', '+04:00')).toEqual({ ok: true, at: Date.UTC(2026, 2, 1, 8) });
+    expect(parseScheduleTime('2026-03-01T12:00:30.5', '-05:30')).toEqual({ ok: true, at: Date.UTC(2026, 2, 1, 17, 30, 30, 500) });
+    expect(parseScheduleTime('2026-07-01 12:00', 'Europe/Berlin')).toEqual({ ok: true, at: Date.UTC(2026, 6, 1, 10) });
+    expect(parseScheduleTime('2026-01-01 00:00', undefined)).toEqual({ ok: true, at: Date.UTC(2026, 0, 1) });
+  });
+
+  it('refuses what is not a local date-time, or a date that does not exist', () => {
+    for (const t of ['2026-03-01', '12:00', '2026-3-1 12:00', '2026-02-29 10:00', '2026-01-01 24:00', '2026-01-01T10:00Z', '1767225600000']) {
+      expect(parseScheduleTime(t, '+00:00'), t).toMatchObject({ ok: false, field: 'time' });
+    }
+    expect(parseScheduleTime('2026-01-01 10:00', '+25:00')).toMatchObject({ ok: false, field: 'gmt' });
+  });
+});
