@@ -4,14 +4,14 @@ import { loadConfigFile } from '../config/load.js';
 import type { SmppdConfig } from '../config/schema.js';
 import { asLog, createLogger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
-import { SmscSimulator } from '../simulator/simulator.js';
-import { Pool } from '../smpp/pool.js';
-import { upstreamSettings } from './engine-settings.js';
+import type { Pool } from '../smpp/pool.js';
+import { startDaemon, type RunningDaemon } from './daemon.js';
 
 const USAGE = `Usage: smppd start --config FILE
 
-Runs the daemon: binds every upstream's pool and keeps it up. With 'simulator.enabled' in the
-config, the built-in SMSC simulator runs in the same process (the demo: npm start).
+Runs the daemon: the store, the bind pool of every upstream, the dispatcher and the HTTP API
+(http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
+same process (the demo: npm start).
 SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once.`;
 
 export async function runStart(argv: string[]): Promise<number> {
@@ -38,30 +38,20 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
   const logger = createLogger(config.log.level);
   const log = asLog(logger);
   const clock = new SystemClock();
-
-  let simulator: SmscSimulator | undefined;
-  if (config.simulator?.enabled) {
-    const s = config.simulator;
-    simulator = new SmscSimulator({
-      host: s.host, port: s.port,
-      accounts: [{ systemId: s.systemId, password: s.password }],
-      behaviour: { receipts: { delayMs: s.deliveryReceiptDelayMs } },
-    }, clock, log.child({ component: 'simulator' }));
-    const { port } = await simulator.start();
-    log.info({ event: 'simulator_listening', host: s.host, port }, 'built-in SMSC simulator listening');
-  }
-
-  const upstreams = config.upstreams.map(upstreamSettings);
-  let pool: Pool | undefined = undefined;
+  let pool: Pool | undefined;
   const metrics = new Metrics(() => pool?.stats() ?? []);
-  pool = new Pool({
-    upstreams, clock, log, metrics,
-    onBindState: (upstream, bind, state, detail) => log.debug({ event: 'bind_state', upstream, bind, state, detail }, 'bind state changed'),
-  });
-  pool.start();
-  log.info({ event: 'started', upstreams: upstreams.map((u) => ({ name: u.name, binds: u.binds.length })) }, 'smppd started');
 
-  const stopped = new Promise<number>((resolve) => {
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon(config, { clock, log, metrics, onPool: (p) => { pool = p; } });
+  } catch (e) {
+    log.error({ event: 'start_failed', err: e }, 'smppd could not start');
+    logger.flush();
+    return 1;
+  }
+  log.info({ event: 'started', http: daemon.http, upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds })) }, 'smppd started');
+
+  return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) {
@@ -69,17 +59,18 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
         process.exit(130);
       }
       stopping = true;
-      log.info({ event: 'stopping', signal, drainSeconds: config.shutdown.drainSeconds }, 'stopping: draining outstanding requests, then unbinding');
-      void (async () => {
-        await pool.stop(config.shutdown.drainSeconds * 1000);
-        await simulator?.stop();
+      log.info({ event: 'stopping', signal, drainSeconds: config.shutdown.drainSeconds }, 'stopping: no new work, draining outstanding requests, then unbinding');
+      void daemon.stop().then(() => {
         log.info({ event: 'stopped' }, 'smppd stopped');
         logger.flush();
         resolve(0);
-      })();
+      }, (e: unknown) => {
+        log.error({ event: 'stop_failed', err: e }, 'smppd did not stop cleanly');
+        logger.flush();
+        resolve(1);
+      });
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  return stopped;
 }

@@ -1,0 +1,116 @@
+/**
+ * The daemon's object graph: store, receipt and MO handling, bind pool, dispatcher, acceptor
+ * and the HTTP API, built from one validated configuration, and their orderly stop: stop
+ * taking work, stop claiming, drain the binds, record every outcome, close the store.
+ */
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Log } from '../core/log.js';
+import type { SmppdConfig } from '../config/schema.js';
+import { Acceptor } from '../dispatch/accept.js';
+import { Deliveries } from '../dispatch/deliveries.js';
+import { Dispatcher } from '../dispatch/dispatcher.js';
+import { buildHttpServer } from '../ingress/http/server.js';
+import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
+import { Pool } from '../smpp/pool.js';
+import { SmscSimulator } from '../simulator/simulator.js';
+import { identify } from '../sms/identify.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { upstreamSettings } from './engine-settings.js';
+
+/** How often incomplete MO messages are checked for having waited too long. */
+const MO_FLUSH_MS = 60_000;
+
+export interface RunningDaemon {
+  /** Where the HTTP API listens (the port is the real one when the config said 0). */
+  http: { host: string; port: number };
+  /** The in-process simulator's port, when the config enables it. */
+  simulatorPort?: number;
+  pool: Pool;
+  /** Graceful stop; resolves when the store is closed. */
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(config: SmppdConfig, deps: { clock: Clock; log: Log; metrics?: EngineMetrics; onPool?: (pool: Pool) => void }): Promise<RunningDaemon> {
+  const { clock, log } = deps;
+
+  let simulator: SmscSimulator | undefined;
+  let simulatorPort: number | undefined;
+  if (config.simulator?.enabled) {
+    const s = config.simulator;
+    simulator = new SmscSimulator({
+      host: s.host, port: s.port,
+      accounts: [{ systemId: s.systemId, password: s.password }],
+      behaviour: { receipts: { delayMs: s.deliveryReceiptDelayMs } },
+    }, clock, log.child({ component: 'simulator' }));
+    simulatorPort = (await simulator.start()).port;
+    log.info({ event: 'simulator_listening', host: s.host, port: simulatorPort }, 'built-in SMSC simulator listening');
+  }
+
+  const store = await SqliteStore.open({ path: config.store.path, fsync: config.store.fsync, clock });
+  log.info({ event: 'store_open', path: config.store.path, fsync: config.store.fsync }, 'store open');
+
+  const upstreams = config.upstreams.map(upstreamSettings);
+  const deliveries = new Deliveries({
+    store, clock, log: log.child({ component: 'deliveries' }),
+    upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
+  });
+  const pool = new Pool({
+    upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics,
+    onBindState: (upstream, bind, state, detail) => log.debug({ event: 'bind_state', upstream, bind, state, detail }, 'bind state changed'),
+  });
+  deps.onPool?.(pool);
+  const dispatcher = new Dispatcher({
+    store, pool, clock, log: log.child({ component: 'dispatcher' }),
+    // Twice what the windows hold: the next messages wait in the pool's queue, not in the store.
+    upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
+  });
+  const acceptor = new Acceptor({
+    store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(),
+    upstreams: config.upstreams.map((u) => ({
+      name: u.name,
+      compose: {
+        defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
+        udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts,
+      },
+    })),
+  });
+  const http = buildHttpServer({
+    acceptor, store, identify, clock, log: log.child({ component: 'http' }),
+    clients: config.clients,
+    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
+  });
+
+  pool.start();
+  await dispatcher.start();
+  await http.listen({ host: config.http.host, port: config.http.port });
+  const address = http.server.address();
+  const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
+  log.info({ event: 'http_listening', host: config.http.host, port: httpPort }, 'HTTP API listening');
+
+  let moTimer: TimerHandle | undefined;
+  const flushMo = (): void => {
+    void deliveries.flushStaleInbound().catch((e: unknown) => log.error({ event: 'store_error', err: e }, 'storing incomplete MO messages failed'));
+    moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
+  };
+  moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    http: { host: config.http.host, port: httpPort },
+    ...(simulatorPort !== undefined ? { simulatorPort } : {}),
+    pool,
+    stop() {
+      stopping ??= (async () => {
+        moTimer?.cancel();
+        // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
+        await http.close();
+        const settled = dispatcher.stop();
+        await pool.stop(config.shutdown.drainSeconds * 1000);
+        await settled;
+        await store.close();
+        await simulator?.stop();
+      })();
+      return stopping;
+    },
+  };
+}
