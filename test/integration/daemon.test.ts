@@ -1,0 +1,92 @@
+/**
+ * The daemon as `smppd start` builds it (store, pool, dispatcher, HTTP, the built-in simulator
+ * from the config), driven only over HTTP: a send becomes DELIVERED; a bulk job paused before
+ * its schedule is released sends nothing until resumed; send-now releases a schedule.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SystemClock } from '../../src/core/clock.js';
+import { silentLog } from '../../src/core/log.js';
+import { parseConfig } from '../../src/config/load.js';
+import { startDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
+import { bulkForm } from '../support/http.js';
+import { until } from '../support/engine.js';
+
+const TOKEN = 'daemon-test-token-0123456789';
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function daemon(): Promise<RunningDaemon & { call: (method: string, path: string, body?: object | { payload: Buffer; headers: Record<string, string> }) => Promise<Response> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'smppd-daemon-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const smscPort = await freePort();
+  const config = await parseConfig([
+    'log: { level: silent }',
+    'http: { listen: "127.0.0.1:0" }',
+    `clients: [{ name: app, token: ${TOKEN}, senders: [smppd] }]`,
+    'store: { path: smppd.db }',
+    `simulator: { enabled: true, port: ${smscPort}, systemId: demo, password: demopw, deliveryReceiptDelayMs: 10 }`,
+    'upstreams:',
+    `  - { name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: demo, password: demopw, binds: 2, ratePerBind: 0 }`,
+    '',
+  ].join('\n'), dir);
+  const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
+  cleanups.push(() => d.stop());
+  const base = `http://127.0.0.1:${d.http.port}`;
+  const call = (method: string, path: string, body?: object | { payload: Buffer; headers: Record<string, string> }) => {
+    const multipart = body !== undefined && 'payload' in body;
+    return fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(multipart ? (body as { headers: Record<string, string> }).headers : body ? { 'content-type': 'application/json' } : {}) },
+      ...(body === undefined ? {} : { body: multipart ? (body as { payload: Buffer }).payload : JSON.stringify(body) }),
+    });
+  };
+  return { ...d, call };
+}
+
+/** A port nothing listens on right now (the simulator takes it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const statusOf = async (d: Awaited<ReturnType<typeof daemon>>, id: string) => ((await (await d.call('GET', `/sms/status/${id}`)).json()) as { status: string; parts: unknown[] });
+
+describe('smppd start, over HTTP only', () => {
+  it('a send becomes DELIVERED, part by part', async () => {
+    const d = await daemon();
+    const res = await d.call('POST', '/sms/sendSms', { senderId: 'smppd', destinationNumber: '447700900123', message: 'z'.repeat(200), messageType: 'TEXT' });
+    expect(res.status).toBe(200);
+    const id = await res.text();
+    await until(async () => (await statusOf(d, id)).status === 'DELIVERED', 10_000, 'DELIVERED');
+    expect((await statusOf(d, id)).parts).toHaveLength(2);
+  });
+
+  it('a paused scheduled bulk job sends nothing until resumed; send-now releases a schedule', async () => {
+    const d = await daemon();
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19);
+    const res = await d.call('POST', '/sms/sendbulk', bulkForm({ senderId: 'smppd', message: 'bulk', messageType: 'TEXT', schedule: true, time: later }, '447700900001\n447700900002\n447700900003\n'));
+    expect(res.status).toBe(200);
+    const { bulkSessionId } = (await res.json()) as { bulkSessionId: string };
+    const schedules = (await (await d.call('GET', '/sms/listSchedule')).json()) as Array<{ id: number }>;
+    expect(schedules).toHaveLength(1);
+    expect((await d.call('GET', `/sms/pause?batch_Id=${bulkSessionId}`)).status).toBe(200);
+    expect((await d.call('POST', `/sms/send-now?scheduleId=${schedules[0]!.id}`)).status).toBe(200);
+    const batch = async () => ((await (await d.call('GET', `/sms/edit?batch_Id=${bulkSessionId}`)).json()) as { pending: number; processed: number });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await batch()).processed).toBe(0);
+    expect((await d.call('GET', `/sms/resume?batch_Id=${bulkSessionId}`)).status).toBe(200);
+    await until(async () => (await batch()).pending === 0, 10_000, 'the batch sent');
+  });
+});
