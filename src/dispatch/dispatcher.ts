@@ -37,7 +37,12 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** Messages claimed per store round trip. Default 500. */
   claimBatch?: number;
+  /** Parked receipts older than this are dropped (they belong to no message of ours). Default 7 days. */
+  parkedMaxAgeMs?: number;
 }
+
+/** How often old parked receipts are dropped. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 interface Lane {
   upstream: DispatcherUpstream;
@@ -51,11 +56,12 @@ export class Dispatcher {
   readonly #lanes: Map<string, Lane>;
   readonly #settling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
+  #prunedAt = -Infinity;
   #unsubscribe: (() => void) | undefined;
   #stopped = true;
 
   constructor(o: DispatcherOptions) {
-    this.#o = { pollMs: 250, claimBatch: 500, ...o };
+    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, ...o };
     this.#lanes = new Map(o.upstreams.map((u) => [u.name, { upstream: u, inPool: 0, running: false, again: false }]));
   }
 
@@ -90,8 +96,13 @@ export class Dispatcher {
   #tick(): void {
     if (this.#stopped) return;
     const now = this.#o.clock.wallNow();
-    void Promise.all([this.#o.store.releaseDue(now), this.#o.store.expire(now)])
-      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules or expiring messages failed'))
+    const chores = [this.#o.store.releaseDue(now), this.#o.store.expire(now)];
+    if (this.#o.clock.now() - this.#prunedAt >= PRUNE_EVERY_MS) {
+      this.#prunedAt = this.#o.clock.now();
+      chores.push(this.#o.store.pruneParked(now - this.#o.parkedMaxAgeMs));
+    }
+    void Promise.all(chores)
+      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules, expiring messages or pruning parked receipts failed'))
       .finally(() => this.wake());
     this.#timer = this.#o.clock.setTimer(this.#o.pollMs, () => this.#tick());
   }

@@ -218,6 +218,12 @@ export interface Store {
   /** Matches a receipt by any of its keys within its upstream, merges its status, or parks it. */
   applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied>;
 
+  /**
+   * Drops parked receipts that arrived before `before`: receipts of messages this smppd never
+   * sent (another system on the same account) would otherwise pile up. Returns how many.
+   */
+  pruneParked(before: number): Promise<number>;
+
   /** Stores an inbound (MO) message and its outbox event. */
   recordInbound(inbound: InboundRecord): Promise<void>;
 

@@ -134,6 +134,7 @@ CREATE TABLE parked_receipt_keys (
   PRIMARY KEY (upstream, key, parked_id)
 );
 CREATE INDEX parked_receipt_keys_parked ON parked_receipt_keys (parked_id);
+CREATE INDEX parked_receipts_received ON parked_receipts (received_at);
 
 -- every receipt matched to a part, the ignored ones too
 CREATE TABLE receipts (

@@ -98,3 +98,8 @@ function park(sql: Sql, receipt: ReceiptRecord): void {
     sql.run('INSERT INTO parked_receipt_keys (parked_id, upstream, key) VALUES (?, ?, ?)', inserted.lastInsertRowid, receipt.upstream, key);
   }
 }
+
+/** Deletes receipts parked before `before` (their keys go with them: ON DELETE CASCADE). */
+export function pruneParked(sql: Sql, before: number): number {
+  return Number(sql.run('DELETE FROM parked_receipts WHERE received_at < ?', before).changes);
+}

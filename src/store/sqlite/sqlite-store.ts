@@ -19,7 +19,7 @@ import { GroupCommit, asStoreError, type GroupCommitStats } from './group-commit
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage } from './reads.js';
-import { applyReceipt } from './receipts.js';
+import { applyReceipt, pruneParked } from './receipts.js';
 import { Sql } from './sql.js';
 import { expire, recordSubmit, recoverInflight } from './submit.js';
 
@@ -119,6 +119,10 @@ export class SqliteStore implements Store {
 
   expire(now: number): Promise<number> {
     return this.#writes.run(() => expire(this.#sql, now));
+  }
+
+  pruneParked(before: number): Promise<number> {
+    return this.#writes.run(() => pruneParked(this.#sql, before));
   }
 
   getMessage(messageId: string): Promise<MessageView | undefined> {
