@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ClientResult } from './bench-client.js';
+import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
+import { freePort } from './bench-proc.js';
 import { round } from './bench-stats.js';
 
 interface BenchCase {
@@ -42,7 +43,12 @@ const USAGE = `Usage: smppd bench [--transport tcp|tls|both] [--only SUBSTRING] 
 
 Runs the engine benchmark: the simulator in one process, the bind pool in another, over
 loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
-(DIR defaults to bench/results).`;
+(DIR defaults to bench/results).
+
+Then the daemon cases (names start with 'daemon:', plain TCP only, skipped with
+--transport tls): 'smppd start' with the simulator in its own process, driven over HTTP:
+single sendSms ingest, one 100,000-number sendbulk, and end to end to DELIVERED.
+--only daemon runs just those.`;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainJs = join(root, 'dist/src/main.js');
@@ -70,6 +76,13 @@ export async function runBench(argv: string[]): Promise<number> {
       results.push(await runCase({ ...c, seconds }, transport));
     }
   }
+  const daemonCases = transports.includes('tcp') ? DAEMON_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
+  const daemonResults: DaemonCaseResult[] = [];
+  for (const c of daemonCases) {
+    const seconds = values.seconds && c.kind !== 'bulk' ? Number(values.seconds) : c.seconds;
+    process.stderr.write(`bench: ${c.name} over tcp${c.kind === 'bulk' ? '' : ` for ${seconds} s`} …\n`);
+    daemonResults.push(await runDaemonCase({ ...c, seconds }));
+  }
   const report = {
     when: new Date().toISOString(),
     node: process.version,
@@ -77,12 +90,14 @@ export async function runBench(argv: string[]): Promise<number> {
     cpuModel: cpus()[0]?.model ?? 'unknown',
     command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
     results,
+    daemonResults,
   };
   mkdirSync(values.out, { recursive: true });
   const stamp = report.when.replace(/[:.]/g, '-');
   writeFileSync(join(values.out, `bench-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(renderTable(results));
+  if (results.length > 0) console.log(renderTable(results));
+  if (daemonResults.length > 0) console.log(`${results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
   return 0;
 }
@@ -109,19 +124,6 @@ async function runCase(c: BenchCase, transport: 'tcp' | 'tls'): Promise<CaseResu
     sim.kill('SIGTERM');
     await exited(sim);
   }
-}
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 function firstJsonLine<T>(child: ChildProcess): Promise<T> {

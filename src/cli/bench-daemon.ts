@@ -1,0 +1,318 @@
+/**
+ * The daemon benchmark (issue 4, "Benchmarks and tests"): the whole daemon (`smppd start`) with
+ * the simulator in its own process, driven over its HTTP API from the bench process. Three cases:
+ * single sendSms ingest, one 100,000-number sendbulk, and end to end to DELIVERED.
+ */
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { SystemClock } from '../core/clock.js';
+import type { SimulatorCounters } from '../simulator/counters.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { DaemonUnderTest, type DaemonSetup } from './bench-harness.js';
+import { getJson, postBulkFile, runSendSmsLoad, type LoadResult } from './bench-load.js';
+import { CpuMeter, sleep } from './bench-proc.js';
+import { percentile, round } from './bench-stats.js';
+
+export interface DaemonCase {
+  name: string;
+  kind: 'ingest' | 'bulk' | 'e2e';
+  binds: number;
+  ratePerBind: number;
+  /** Measured seconds of load (ingest, e2e). */
+  seconds: number;
+  /** Keep-alive connections. */
+  concurrency: number;
+  /** e2e: sendSms per second offered (open loop). */
+  offeredRate?: number;
+  /** bulk: numbers in the file. */
+  numbers?: number;
+}
+
+export const DAEMON_CASES: DaemonCase[] = [
+  { name: 'daemon: HTTP ingest, single sendSms', kind: 'ingest', binds: 10, ratePerBind: 1000, seconds: 10, concurrency: 64 },
+  { name: 'daemon: sendbulk, 100,000 numbers', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 100_000 },
+  { name: 'daemon: end to end, 10 binds × 1,000/s', kind: 'e2e', binds: 10, ratePerBind: 1000, seconds: 10, concurrency: 256, offeredRate: 10_000 },
+];
+
+export interface DaemonCaseResult {
+  case: string;
+  transport: 'tcp';
+  binds: number;
+  ratePerBind: number;
+  /** How the load was made, in words. */
+  load: string;
+  seconds: number;
+  /** 1-minute load average of the machine when the case started (other work shares the cores). */
+  loadAverage: number;
+  offered: number;
+  /** Messages the daemon answered 200 for (bulk: validCount). */
+  accepted: number;
+  /** accepted per second of the measured part (bulk: numbers per second to the answer). */
+  acceptedPerSecond: number;
+  refused: Record<string, number>;
+  errors: number;
+  skipped: number;
+  httpP50Ms: number;
+  httpP99Ms: number;
+  httpMaxMs: number;
+  bulk?: { status: number; responseMs: number; total: number; validCount: number; invalidCount: number; duplicate: number; bulkSessionId: string | null };
+  /** submit_sm the simulator received per second while the load ran. */
+  smscSubmitsPerSecond: number;
+  /** The most submit_sm any one bind had outstanding at the simulator. */
+  smscMaxOutstandingPerBind: number;
+  e2e?: E2eFigures;
+  /** The daemon's CPU over the measured part (e2e: until the last DELIVERED) per accepted message. */
+  daemonCpuUsPerMessage: number;
+  /**
+   * CPU over the measured part, % of one core: each process, the whole machine (2 cores: 200),
+   * and the time the daemon's main thread was ready to run but waited for a core.
+   */
+  cpuPercent: { daemon: number; simulator: number; bench: number; machine: number; daemonWaiting: number };
+  daemonPeakRssMb: number;
+  daemonExitCode: number | null;
+  /** warn/error lines the daemon logged before the SIGTERM, and while it stopped. */
+  daemonWarnings: number;
+  daemonWarningsWhileStopping: number;
+  firstWarnings: string[];
+}
+
+export interface E2eFigures {
+  delivered: number;
+  /** Messages not DELIVERED when the case gave up waiting, by status. */
+  notDelivered: Record<string, number>;
+  /** DELIVERED messages over the time from the first accept to the last DELIVERED. */
+  deliveredPerSecond: number;
+  /** Seconds from the end of the load to the last DELIVERED. */
+  drainSeconds: number;
+  acceptToDeliveredP50Ms: number;
+  acceptToDeliveredP99Ms: number;
+  acceptToDeliveredMaxMs: number;
+  /** GET /sms/status/:id on a sample of ids while the daemon ran: DELIVERED / asked. */
+  statusSample: string;
+}
+
+/** Runs one case; the daemon and simulator are stopped and the temporary folder deleted whatever happens. */
+export async function runDaemonCase(c: DaemonCase): Promise<DaemonCaseResult> {
+  const setup: DaemonSetup = { binds: c.binds, ratePerBind: c.ratePerBind, receipts: c.kind === 'e2e' ? { min: 0, max: 50 } : false };
+  const loadAverage = round(loadavg()[0] ?? 0, 2);
+  const d = await DaemonUnderTest.start(setup);
+  try {
+    const measured = c.kind === 'bulk' ? await bulkCase(c, d) : await loadCase(c, d);
+    const warningsBeforeStop = d.warningCount;
+    const exitCode = await d.stop();
+    // The store is read after the daemon stopped: the one connection to it is then ours.
+    const e2e = measured.e2eRun ? await deliveryFigures(d, measured.ids, measured.e2eRun) : undefined;
+    const { ids: _ids, e2eRun: _run, ...rest } = measured;
+    return { ...rest, ...(e2e ? { e2e } : {}), loadAverage, daemonExitCode: exitCode,
+      daemonWarnings: warningsBeforeStop, daemonWarningsWhileStopping: d.warningCount - warningsBeforeStop, firstWarnings: d.warnings,
+    };
+  } finally {
+    await d.stop();
+    d.remove();
+  }
+}
+
+type Measured = Omit<DaemonCaseResult, 'loadAverage' | 'daemonExitCode' | 'daemonWarnings' | 'daemonWarningsWhileStopping' | 'firstWarnings'> & { ids: string[]; e2eRun?: E2eRun };
+
+interface E2eRun {
+  loadEndedAt: number;
+  lastDeliveredAt: number;
+  statusSample: string;
+}
+
+interface Meters {
+  daemon: CpuMeter;
+  daemonWaiting: CpuMeter;
+  simulator: CpuMeter;
+  bench: CpuMeter;
+  machine: CpuMeter;
+  submitsBefore: Promise<number>;
+}
+
+function startMeters(d: DaemonUnderTest): Meters {
+  return {
+    daemon: CpuMeter.ofPid(d.pid),
+    daemonWaiting: CpuMeter.waitOfPid(d.pid),
+    simulator: CpuMeter.ofPid(d.simulatorPid),
+    bench: CpuMeter.ofSelf(),
+    machine: CpuMeter.ofMachine(),
+    // NaN rather than an unhandled rejection while the load runs: the figure shows it.
+    submitsBefore: d.simulatorCounters().then((s) => s.totals.submitsReceived, () => NaN),
+  };
+}
+
+function cpuPercent(m: Meters): { percent: DaemonCaseResult['cpuPercent']; daemonCpuUs: number } {
+  const daemon = m.daemon.elapsed();
+  const pct = (e: { cpuUs: number; wallMs: number }): number => round((e.cpuUs / (e.wallMs * 1000)) * 100, 0);
+  return {
+    percent: {
+      daemon: pct(daemon), simulator: pct(m.simulator.elapsed()), bench: pct(m.bench.elapsed()),
+      machine: pct(m.machine.elapsed()), daemonWaiting: pct(m.daemonWaiting.elapsed()),
+    },
+    daemonCpuUs: daemon.cpuUs,
+  };
+}
+
+/** Cases 1 and 3: sendSms load (closed loop, or open loop at the offered rate). */
+async function loadCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
+  let meters: Meters | undefined;
+  const load: LoadResult = await runSendSmsLoad(d.http, {
+    concurrency: c.concurrency, seconds: c.seconds, ratePerSecond: c.offeredRate ?? 0,
+    // Case 1 warms the daemon up for a second first; in case 3 every message counts, so none is left out.
+    warmupSeconds: c.kind === 'ingest' ? 1 : 0,
+    onMeasureStart: () => { meters = startMeters(d); },
+  });
+  const loadEndedAt = performance.now();
+  const submitsAfterLoad = (await d.simulatorCounters()).totals.submitsReceived;
+  let run: E2eRun | undefined;
+  if (c.kind === 'e2e') {
+    const lastDeliveredAt = await waitForReceipts(d, load.accepted, Math.max(60_000, c.seconds * 6_000));
+    run = { loadEndedAt, lastDeliveredAt, statusSample: await sampleStatus(d, load.ids, 20) };
+  }
+  const cpu = cpuPercent(meters!);
+  const counters = await d.simulatorCounters();
+  const loadSeconds = load.elapsedMs / 1000;
+  const base = {
+    case: c.name, transport: 'tcp' as const, binds: c.binds, ratePerBind: c.ratePerBind, seconds: c.seconds,
+    load: c.offeredRate ? `open loop, ${c.offeredRate}/s offered, ${c.concurrency} connections` : `closed loop, ${c.concurrency} in flight`,
+    offered: load.offered, accepted: load.accepted, acceptedPerSecond: load.acceptedPerSecond,
+    refused: load.refused, errors: load.errors, skipped: load.skipped,
+    httpP50Ms: load.p50Ms, httpP99Ms: load.p99Ms, httpMaxMs: load.maxMs,
+    smscSubmitsPerSecond: round((submitsAfterLoad - (await meters!.submitsBefore)) / loadSeconds),
+    smscMaxOutstandingPerBind: maxOutstanding(counters),
+    daemonCpuUsPerMessage: round(cpu.daemonCpuUs / Math.max(1, load.accepted), 1),
+    cpuPercent: cpu.percent,
+    daemonPeakRssMb: round(d.peakRssMb()),
+    ids: load.ids,
+  };
+  return run ? { ...base, e2eRun: run } : base;
+}
+
+/** Case 2: one sendbulk of `numbers` distinct valid numbers. */
+async function bulkCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
+  const count = c.numbers ?? 100_000;
+  const file = join(d.dir, 'numbers.txt');
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) lines.push(`4478${String(i).padStart(8, '0')}`);
+  const text = `${lines.join('\n')}\n`;
+  writeFileSync(file, text);
+  const meters = startMeters(d);
+  const upload = await postBulkFile(d.http, file, { senderId: 'Bench', message: 'Your verification code is 123456. It expires in 10 minutes.', messageType: 'TEXT', allowDuplicate: false });
+  const cpu = cpuPercent(meters);
+  const counters = await d.simulatorCounters();
+  const answer = upload.body as { bulkSessionId?: string; bulkListInfo?: { total: number; validCount: number; invalidCount: number; duplicate: number } };
+  const info = answer.bulkListInfo ?? { total: 0, validCount: 0, invalidCount: 0, duplicate: 0 };
+  if (upload.status !== 200) process.stderr.write(`bench: sendbulk answered ${upload.status}: ${JSON.stringify(upload.body).slice(0, 400)}\n`);
+  return {
+    case: c.name, transport: 'tcp', binds: c.binds, ratePerBind: c.ratePerBind, seconds: round(upload.ms / 1000, 2),
+    load: `1 upload, ${count} numbers (${round(Buffer.byteLength(text) / 1e6, 1)} MB)`,
+    offered: count, accepted: info.validCount, acceptedPerSecond: round((info.validCount * 1000) / upload.ms),
+    refused: upload.status === 200 ? {} : { [upload.status]: 1 }, errors: 0, skipped: 0,
+    httpP50Ms: round(upload.ms), httpP99Ms: round(upload.ms), httpMaxMs: round(upload.ms),
+    bulk: { status: upload.status, responseMs: round(upload.ms), ...info, bulkSessionId: answer.bulkSessionId ?? null },
+    smscSubmitsPerSecond: round((counters.totals.submitsReceived - (await meters.submitsBefore)) / (upload.ms / 1000)),
+    smscMaxOutstandingPerBind: maxOutstanding(counters),
+    daemonCpuUsPerMessage: round(cpu.daemonCpuUs / Math.max(1, info.validCount), 1),
+    cpuPercent: cpu.percent,
+    daemonPeakRssMb: round(d.peakRssMb()),
+    ids: [],
+  };
+}
+
+function maxOutstanding(s: SimulatorCounters): number {
+  return s.binds.reduce((m, b) => Math.max(m, b.maxOutstanding), 0);
+}
+
+/**
+ * Waits until the simulator has had `accepted` receipts answered ESME_ROK: the daemon answers a
+ * receipt only after it committed it, so then every accepted message is DELIVERED in the store.
+ * Resolves with the time the last one was seen (polled every 50 ms), or when `timeoutMs` is up.
+ */
+async function waitForReceipts(d: DaemonUnderTest, accepted: number, timeoutMs: number): Promise<number> {
+  const giveUpAt = performance.now() + timeoutMs;
+  let last = -1;
+  while (performance.now() < giveUpAt) {
+    const ok = (await d.simulatorCounters()).totals.deliverSmResponses['ESME_ROK'] ?? 0;
+    if (ok >= accepted) return performance.now();
+    last = ok;
+    await sleep(50);
+  }
+  process.stderr.write(`bench: gave up waiting for receipts: ${last} of ${accepted} acknowledged after ${timeoutMs} ms\n`);
+  return performance.now();
+}
+
+async function sampleStatus(d: DaemonUnderTest, ids: string[], n: number): Promise<string> {
+  const picked = Array.from({ length: Math.min(n, ids.length) }, (_, i) => ids[Math.floor((i * ids.length) / Math.min(n, ids.length))]!);
+  let delivered = 0;
+  for (const id of picked) {
+    const { status, body } = await getJson<{ status?: string }>(d.http, `/sms/status/${encodeURIComponent(id)}`);
+    if (status === 200 && body.status === 'DELIVERED') delivered++;
+  }
+  return `${delivered}/${picked.length}`;
+}
+
+/** After the daemon stopped: every accepted message read from its store. */
+async function deliveryFigures(d: DaemonUnderTest, ids: string[], run: E2eRun): Promise<E2eFigures> {
+  const store = await SqliteStore.open({ path: d.storePath, clock: new SystemClock() });
+  const latencies: number[] = [];
+  const notDelivered: Record<string, number> = {};
+  let firstCreated = Infinity;
+  let lastUpdated = -Infinity;
+  try {
+    for (const id of ids) {
+      const m = await store.getMessage(id);
+      const status = m?.status ?? 'MISSING';
+      if (!m || status !== 'DELIVERED') {
+        notDelivered[status] = (notDelivered[status] ?? 0) + 1;
+        continue;
+      }
+      latencies.push(m.updatedAt - m.createdAt);
+      firstCreated = Math.min(firstCreated, m.createdAt);
+      lastUpdated = Math.max(lastUpdated, m.updatedAt);
+    }
+  } finally {
+    await store.close();
+  }
+  return {
+    delivered: latencies.length,
+    notDelivered,
+    deliveredPerSecond: latencies.length ? round((latencies.length * 1000) / Math.max(1, lastUpdated - firstCreated)) : 0,
+    drainSeconds: round((run.lastDeliveredAt - run.loadEndedAt) / 1000, 2),
+    acceptToDeliveredP50Ms: percentile(latencies, 50),
+    acceptToDeliveredP99Ms: percentile(latencies, 99),
+    acceptToDeliveredMaxMs: latencies.reduce((m, v) => Math.max(m, v), 0),
+    statusSample: run.statusSample,
+  };
+}
+
+export function renderDaemonTable(results: DaemonCaseResult[]): string {
+  const header = ['case', 'binds × rate/bind', 'load', 'accepted', 'accepted/s', 'HTTP p50 / p99 ms', 'submit_sm/s at SMSC', 'delivered/s', 'accept→DELIVERED p50 / p99 ms', 'daemon CPU µs/msg', 'CPU % daemon / sim / bench / all (of 200)', 'daemon waiting for a core %', 'max outstanding/bind at SMSC', 'daemon peak RSS MB'];
+  const rows = results.map((r) => [
+    r.case, `${r.binds} × ${r.ratePerBind || 'unpaced'}`, r.load,
+    r.bulk ? `${r.accepted} valid of ${r.bulk.total}` : String(r.accepted),
+    String(r.acceptedPerSecond),
+    r.bulk ? `${r.httpP50Ms} (one request)` : `${r.httpP50Ms} / ${r.httpP99Ms}`,
+    String(r.smscSubmitsPerSecond),
+    r.e2e ? String(r.e2e.deliveredPerSecond) : '–',
+    r.e2e ? `${r.e2e.acceptToDeliveredP50Ms} / ${r.e2e.acceptToDeliveredP99Ms}` : '–',
+    String(r.daemonCpuUsPerMessage),
+    `${r.cpuPercent.daemon} / ${r.cpuPercent.simulator} / ${r.cpuPercent.bench} / ${r.cpuPercent.machine}`,
+    String(r.cpuPercent.daemonWaiting),
+    String(r.smscMaxOutstandingPerBind), String(r.daemonPeakRssMb),
+  ]);
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  const notes = results.map((r) => {
+    const parts = [`load average ${r.loadAverage} at start`, `daemon exit ${r.daemonExitCode}`, `${r.daemonWarnings} warn/error log lines while measured, ${r.daemonWarningsWhileStopping} while stopping`];
+    if (Object.keys(r.refused).length) parts.push(`refused ${JSON.stringify(r.refused)}`);
+    if (r.errors) parts.push(`${r.errors} connection errors`);
+    if (r.skipped) parts.push(`${r.skipped} requests not offered (over the generator's pending cap)`);
+    if (r.offered && !r.bulk) parts.push(`offered ${round(r.offered / r.seconds)}/s`);
+    if (r.e2e) {
+      parts.push(`${r.e2e.delivered} DELIVERED in the store, drain ${r.e2e.drainSeconds} s after the load, accept→DELIVERED max ${r.e2e.acceptToDeliveredMaxMs} ms, status sample ${r.e2e.statusSample} DELIVERED`);
+      if (Object.keys(r.e2e.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.e2e.notDelivered)}`);
+    }
+    return `- ${r.case}: ${parts.join('; ')}`;
+  });
+  return [line(header), line(header.map(() => '---')), ...rows.map(line), '', ...notes].join('\n');
+}
