@@ -75,7 +75,7 @@ export class Acceptor {
   async checkCapacity(): Promise<void> {
     const now = this.#clock.now();
     if (now - this.#depth.readAt >= DEPTH_REFRESH_MS) {
-      this.#depth = { value: (await this.#store.counts()).queued, readAt: now };
+      this.#depth = { value: await this.#store.queueDepth(), readAt: now };
     }
     if (this.#depth.value >= this.#maxQueued) {
       throw new SmppdError(ErrorCode.QUEUE_FULL, `the queue holds ${this.#depth.value} parts (limit ${this.#maxQueued}); retry later`, { retryAfterSeconds: 1 });

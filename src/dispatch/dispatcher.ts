@@ -6,6 +6,7 @@
  * pool's outcomes to part results and keeps the pool fed without overfilling it.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
 import type { ClaimedMessage, PartResult, Store } from '../store/store.js';
@@ -57,6 +58,7 @@ export class Dispatcher {
   readonly #settling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
   #prunedAt = -Infinity;
+  #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
   #stopped = true;
 
@@ -86,6 +88,9 @@ export class Dispatcher {
     this.#timer?.cancel();
     this.#unsubscribe?.();
     while (this.#settling.size > 0) await Promise.all([...this.#settling]);
+    if (this.#requeuedAtStop > 0) {
+      this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
+    }
   }
 
   /** Messages handed to the pool and not yet recorded, per upstream (for metrics). */
@@ -148,7 +153,9 @@ export class Dispatcher {
     const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)))
       .then((outcome) => this.#record(m, outcome.parts), (e: unknown) => {
         // The pool refused the whole message (queue full, stopped): it goes back to the queue.
-        this.#o.log.warn({ event: 'submit_refused', upstream: m.upstream, messageId: m.id, err: e }, 'the pool refused a message; requeued');
+        // While stopping that is expected for every message still waiting: counted, said once.
+        if (isSmppdError(e, ErrorCode.POOL_STOPPED)) this.#requeuedAtStop++;
+        else this.#o.log.warn({ event: 'submit_refused', upstream: m.upstream, messageId: m.id, err: e }, 'the pool refused a message; requeued');
         const now = this.#o.clock.wallNow();
         return this.#o.store.recordSubmit(m.id, m.parts.map((p) => ({ part: p.part, kind: 'requeue', notBefore: now + 1_000 })), now);
       })

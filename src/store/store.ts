@@ -252,6 +252,9 @@ export interface Store {
 
   counts(): Promise<StoreCounts>;
 
+  /** Queued parts only: the cheap figure the 429 decision reads often (counts() also scans the outbox). */
+  queueDepth(): Promise<number>;
+
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

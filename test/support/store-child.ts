@@ -30,4 +30,8 @@ function acceptOne(): void {
     },
   );
 }
+// The parent holds our stdin: when it goes away (a killed test run), so do we, instead of
+// filling the disk as an orphan.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
 for (let i = 0; i < concurrency; i++) acceptOne();

@@ -23,6 +23,10 @@ export function getMessage(sql: Sql, messageId: string): MessageView | undefined
   };
 }
 
+export function queueDepth(sql: Sql): number {
+  return sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'")?.n ?? 0;
+}
+
 export function counts(sql: Sql): StoreCounts {
   const states = sql.all<{ state: string; n: number }>(
     "SELECT state, COUNT(*) AS n FROM parts WHERE state IN ('queued', 'inflight') GROUP BY state",

@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 function acceptUntilKilled(path: string, atLeast: number, fsync: boolean): Promise<string[]> {
   const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'test/support/store-child.ts', path, fsync ? 'fsync' : ''], {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'], // stdin held open: the child exits when it closes
   });
   const ids: string[] = [];
   let buffer = '';

@@ -24,6 +24,7 @@ describe('SqliteStore accept and claim', () => {
       [1, 'SUBMITTED', null, 0], [2, 'SUBMITTED', null, 0], [3, 'SUBMITTED', null, 0],
     ]);
     expect(await store.counts()).toEqual({ queued: 4, inflight: 0, parked: 0, outbox: 0 });
+    expect(await store.queueDepth()).toBe(4);
     expect(await store.getMessage('nope')).toBeUndefined();
   });
 
@@ -68,6 +69,7 @@ describe('SqliteStore accept and claim', () => {
     ]);
     expect(first[1]?.parts[0]).toEqual({ part: 1, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('x'), sar, messagePayload: Buffer.from([1, 2, 3]) });
     expect(first[1]?.parts[1]).toEqual({ part: 2, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('y') });
+    expect(await store.queueDepth()).toBe(1);
     expect(await store.counts()).toMatchObject({ queued: 1, inflight: 4 });
 
     expect((await store.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['new']);
