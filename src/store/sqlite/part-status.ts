@@ -11,12 +11,42 @@ import type { Sql } from './sql.js';
 
 export const PART_SELECT = 'SELECT * FROM parts';
 
+/**
+ * The columns of a part that its status changes read: no bodies, so a row costs no Buffer
+ * copies. Every status change (submit outcomes, receipts, local failures) works on these.
+ */
+export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'batch_id' | 'state' | 'status' | 'smsc_id' | 'reason'>;
+export const PART_STATUS_SELECT = 'SELECT message_id, part, upstream, batch_id, state, status, smsc_id, reason FROM parts';
+
+/** The columns of a message that settling it reads and writes. */
+export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed'>;
+const MESSAGE_STATUS_SQL = 'SELECT id, client, upstream, batch_id, destination, status, reason, processed FROM messages WHERE id = ?';
+const MESSAGE_PARTS_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? ORDER BY part`;
+const LOAD_PART_SQL = `${PART_SELECT} WHERE message_id = ? AND part = ?`;
+const LOAD_MESSAGE_SQL = 'SELECT * FROM messages WHERE id = ?';
+const UPDATE_PART_STATUS_SQL = 'UPDATE parts SET status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?';
+const UPDATE_MESSAGE_SQL = 'UPDATE messages SET status = ?, reason = ?, processed = ?, updated_at = ? WHERE id = ?';
+const COUNT_PROCESSED_SQL = 'UPDATE batches SET processed = processed + 1, updated_at = ? WHERE id = ?';
+
 export function loadPart(sql: Sql, messageId: string, part: number): PartRow | undefined {
-  return sql.get<PartRow>(`${PART_SELECT} WHERE message_id = ? AND part = ?`, messageId, part);
+  return sql.get<PartRow>(LOAD_PART_SQL, messageId, part);
 }
 
 export function loadMessage(sql: Sql, messageId: string): MessageRow | undefined {
-  return sql.get<MessageRow>('SELECT * FROM messages WHERE id = ?', messageId);
+  return sql.get<MessageRow>(LOAD_MESSAGE_SQL, messageId);
+}
+
+/** A message and its parts (status columns only), as settling it needs them; undefined when the message is unknown. */
+export interface MessageState {
+  message: MessageStatusRow;
+  /** Ordered by part. */
+  parts: PartStatusRow[];
+}
+
+export function loadMessageState(sql: Sql, messageId: string): MessageState | undefined {
+  const message = sql.get<MessageStatusRow>(MESSAGE_STATUS_SQL, messageId);
+  if (!message) return undefined;
+  return { message, parts: sql.all<PartStatusRow>(MESSAGE_PARTS_SQL, messageId) };
 }
 
 /**
@@ -25,15 +55,14 @@ export function loadMessage(sql: Sql, messageId: string): MessageRow | undefined
  */
 export function mergePartStatus(
   sql: Sql,
-  part: PartRow,
+  part: Pick<PartRow, 'message_id' | 'part' | 'status'>,
   incoming: DeliveryStatus,
   reason: string | null,
   now: number,
 ): MergeResult {
   const merged = mergeStatus(part.status, incoming);
   if (merged.changed) {
-    sql.run('UPDATE parts SET status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?',
-      merged.status, reason, now, part.message_id, part.part);
+    sql.run(UPDATE_PART_STATUS_SQL, merged.status, reason, now, part.message_id, part.part);
   }
   return merged;
 }
@@ -50,20 +79,32 @@ export interface StatusCause {
  * final status or every part is done. Returns whether the message's status changed.
  */
 export function settleMessage(sql: Sql, messageId: string, cause: StatusCause, now: number): boolean {
-  const message = loadMessage(sql, messageId);
-  if (!message) return false;
-  const parts = sql.all<PartRow>(`${PART_SELECT} WHERE message_id = ? ORDER BY part`, messageId);
+  const state = loadMessageState(sql, messageId);
+  if (!state) return false;
+  return settleLoaded(sql, state, cause, now);
+}
+
+/**
+ * `settleMessage` on a message and parts already in memory, as they are in the database now;
+ * updates `state.message` to what it writes, so the caller can settle it again after another change.
+ */
+export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, now: number): boolean {
+  const { message, parts } = state;
+  const messageId = message.id;
   const merged = mergeStatus(message.status, aggregateStatus(parts.map((p) => p.status)));
   const causePart = parts.find((p) => p.part === cause.part);
   const processed = isFinal(merged.status) || parts.every((p) => p.state === 'done');
 
   const reason = merged.changed ? messageReason(merged.status, causePart, parts) : message.reason;
   const countNow = processed && message.processed === 0;
-  sql.run('UPDATE messages SET status = ?, reason = ?, processed = ?, updated_at = ? WHERE id = ?',
-    merged.status, reason, processed || message.processed === 1 ? 1 : 0, now, messageId);
+  const processedAfter = processed || message.processed === 1 ? 1 : 0;
+  sql.run(UPDATE_MESSAGE_SQL, merged.status, reason, processedAfter, now, messageId);
   if (countNow && message.batch_id !== null) {
-    sql.run('UPDATE batches SET processed = processed + 1, updated_at = ? WHERE id = ?', now, message.batch_id);
+    sql.run(COUNT_PROCESSED_SQL, now, message.batch_id);
   }
+  message.status = merged.status;
+  message.reason = reason;
+  message.processed = processedAfter;
   if (merged.changed && causePart) {
     writeStatusEvent(sql, message, {
       messageId,
@@ -82,7 +123,7 @@ export function settleMessage(sql: Sql, messageId: string, cause: StatusCause, n
 }
 
 /** A FAILED or REJECTED message carries the reason of the part that made it so; others none. */
-function messageReason(status: DeliveryStatus, cause: PartRow | undefined, parts: readonly PartRow[]): string | null {
+function messageReason(status: DeliveryStatus, cause: PartStatusRow | undefined, parts: readonly PartStatusRow[]): string | null {
   if (status !== 'FAILED' && status !== 'REJECTED') return null;
   if (cause?.status === status) return cause.reason;
   return parts.find((p) => p.status === status)?.reason ?? null;
@@ -93,11 +134,13 @@ function messageReason(status: DeliveryStatus, cause: PartRow | undefined, parts
  * `reason` (where the merge allows), state done; then each message settles once, its first
  * ended part as the cause. Returns how many parts it ended.
  */
-export function failParts(sql: Sql, parts: readonly PartRow[], reason: string, now: number): number {
+const FAIL_PART_SQL = "UPDATE parts SET state = 'done', status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?";
+
+export function failParts(sql: Sql, parts: readonly PartStatusRow[], reason: string, now: number): number {
   const firstByMessage = new Map<string, number>();
   for (const part of parts) {
     const merged = mergeStatus(part.status, 'FAILED');
-    sql.run("UPDATE parts SET state = 'done', status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?",
+    sql.run(FAIL_PART_SQL,
       merged.status, merged.changed ? reason : part.reason, now, part.message_id, part.part);
     if (!firstByMessage.has(part.message_id)) firstByMessage.set(part.message_id, part.part);
   }

@@ -6,8 +6,7 @@
  */
 import type { DeliveryStatus } from '../../sms/status.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
-import { mergePartStatus, PART_SELECT, settleMessage } from './part-status.js';
-import type { PartRow } from './rows.js';
+import { mergePartStatus, PART_STATUS_SELECT, settleMessage, type PartStatusRow } from './part-status.js';
 import type { Sql } from './sql.js';
 
 /** A receipt as it is applied, fresh or unparked. */
@@ -29,10 +28,10 @@ interface ParkedRow {
 }
 
 /** The part with this key on this upstream (any bind); the latest message's when an SMSC has reused an id. */
-export const FIND_PART_SQL = `${PART_SELECT} WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1`;
+export const FIND_PART_SQL = `${PART_STATUS_SELECT} WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1`;
 
-function findPart(sql: Sql, upstream: string, key: string): PartRow | undefined {
-  return sql.get<PartRow>(FIND_PART_SQL, upstream, key);
+function findPart(sql: Sql, upstream: string, key: string): PartStatusRow | undefined {
+  return sql.get<PartStatusRow>(FIND_PART_SQL, upstream, key);
 }
 
 export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
@@ -51,16 +50,18 @@ export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
  * them out of the parking. The changes are dated `now` (they happen now, after the SENT of the
  * submit); the receipts keep their own receivedAt. Returns how many.
  */
+const PARKED_SQL = `SELECT DISTINCT r.id, r.upstream, r.status, r.reason, r.raw, r.received_at
+  FROM parked_receipt_keys k JOIN parked_receipts r ON r.id = k.parked_id
+  WHERE k.upstream = ? AND k.key = ? ORDER BY r.received_at, r.id`;
+const RELOAD_PART_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? AND part = ?`;
+const INSERT_RECEIPT_SQL = `INSERT INTO receipts (message_id, part, upstream, key, status, reason, changed, ignored, raw, received_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 export function applyParked(sql: Sql, upstream: string, matchKey: string, messageId: string, part: number, now: number): number {
-  const parked = sql.all<ParkedRow>(
-    `SELECT DISTINCT r.id, r.upstream, r.status, r.reason, r.raw, r.received_at
-     FROM parked_receipt_keys k JOIN parked_receipts r ON r.id = k.parked_id
-     WHERE k.upstream = ? AND k.key = ? ORDER BY r.received_at, r.id`,
-    upstream, matchKey,
-  );
+  const parked = sql.all<ParkedRow>(PARKED_SQL, upstream, matchKey);
   for (const r of parked) {
     // Reloaded each time: the previous receipt may have moved the part.
-    const row = sql.get<PartRow>(`${PART_SELECT} WHERE message_id = ? AND part = ?`, messageId, part);
+    const row = sql.get<PartStatusRow>(RELOAD_PART_SQL, messageId, part);
     if (!row) break;
     applyToPart(sql, row, matchKey, {
       upstream: r.upstream,
@@ -75,12 +76,11 @@ export function applyParked(sql: Sql, upstream: string, matchKey: string, messag
 }
 
 /** Stores the receipt with its part and merges its status; returns whether the part's status moved. */
-function applyToPart(sql: Sql, part: PartRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
+function applyToPart(sql: Sql, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
   const merged = receipt.status === null ? null : mergePartStatus(sql, part, receipt.status, receipt.reason, changedAt);
   const changed = merged?.changed ?? false;
   sql.run(
-    `INSERT INTO receipts (message_id, part, upstream, key, status, reason, changed, ignored, raw, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    INSERT_RECEIPT_SQL,
     part.message_id, part.part, receipt.upstream, key, receipt.status, receipt.reason, changed ? 1 : 0,
     merged === null ? 'unknown' : (merged.ignored ?? null), JSON.stringify(receipt.raw), receipt.receivedAt,
   );

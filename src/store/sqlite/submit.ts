@@ -1,7 +1,10 @@
 /** Submit outcomes, and the sweeps that end parts without one: inflight recovery at start, expiry. */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { BatchState, PartResult, ScheduleState } from '../store.js';
-import { failParts, loadMessage, loadPart, mergePartStatus, PART_SELECT, settleMessage } from './part-status.js';
+import { mergeStatus } from '../../sms/status.js';
+import {
+  failParts, loadMessageState, PART_SELECT, settleLoaded, type MessageState, type PartStatusRow,
+} from './part-status.js';
 import { applyParked } from './receipts.js';
 import type { PartRow } from './rows.js';
 import type { Sql } from './sql.js';
@@ -16,43 +19,64 @@ export const REASON_SCHEDULE_CANCELLED = 'schedule cancelled';
  * outcome (a repeated result changes nothing); an unknown message or part is a caller's bug.
  */
 export function recordSubmit(sql: Sql, messageId: string, results: readonly PartResult[], now: number): void {
-  const message = loadMessage(sql, messageId);
-  if (!message) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${messageId}`, { messageId });
+  // The message and its parts are read once and kept up to date in memory; read again only
+  // after a step that changed them behind this function's back (parked receipts, a requeue).
+  let state = loadMessageState(sql, messageId);
+  if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${messageId}`, { messageId });
   for (const result of results) {
-    const part = loadPart(sql, messageId, result.part);
+    const part = state.parts.find((p) => p.part === result.part);
     if (!part) {
       throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} has no part ${result.part}`, { messageId, part: result.part });
     }
     if (part.state === 'done') continue;
     switch (result.kind) {
-      case 'accepted':
-        mergePartStatus(sql, part, 'SENT', null, now);
-        sql.run(
-          `UPDATE parts SET state = 'done', smsc_id = ?, match_key = ?, bind = ?, attempts = ?, updated_at = ?
-           WHERE message_id = ? AND part = ?`,
-          result.smscId, result.matchKey, result.bind, result.attempts, now, messageId, result.part,
-        );
-        settleMessage(sql, messageId, { part: result.part, receipt: null }, now);
-        applyParked(sql, message.upstream, result.matchKey, messageId, result.part, now);
+      case 'accepted': {
+        const merged = mergeStatus(part.status, 'SENT');
+        if (merged.changed) {
+          part.status = merged.status;
+          part.reason = null;
+        }
+        part.state = 'done';
+        part.smsc_id = result.smscId;
+        sql.run(ACCEPTED_SQL, part.status, part.reason, result.smscId, result.matchKey, result.bind, result.attempts, now, messageId, result.part);
+        settleLoaded(sql, state, { part: result.part, receipt: null }, now);
+        if (applyParked(sql, state.message.upstream, result.matchKey, messageId, result.part, now) > 0) state = reload(sql, messageId);
         break;
-      case 'final':
-        mergePartStatus(sql, part, result.status, result.reason, now);
-        sql.run("UPDATE parts SET state = 'done', attempts = ?, updated_at = ? WHERE message_id = ? AND part = ?",
-          result.attempts, now, messageId, result.part);
-        settleMessage(sql, messageId, { part: result.part, receipt: null }, now);
+      }
+      case 'final': {
+        const merged = mergeStatus(part.status, result.status);
+        if (merged.changed) {
+          part.status = merged.status;
+          part.reason = result.reason;
+        }
+        part.state = 'done';
+        sql.run(FINAL_SQL, part.status, part.reason, result.attempts, now, messageId, result.part);
+        settleLoaded(sql, state, { part: result.part, receipt: null }, now);
         break;
+      }
       case 'requeue':
         requeuePart(sql, part, result.notBefore, now);
+        state = reload(sql, messageId);
         break;
     }
   }
+}
+
+const ACCEPTED_SQL = `UPDATE parts SET state = 'done', status = ?, reason = ?, smsc_id = ?, match_key = ?, bind = ?, attempts = ?, updated_at = ?
+  WHERE message_id = ? AND part = ?`;
+const FINAL_SQL = "UPDATE parts SET state = 'done', status = ?, reason = ?, attempts = ?, updated_at = ? WHERE message_id = ? AND part = ?";
+
+function reload(sql: Sql, messageId: string): MessageState {
+  const state = loadMessageState(sql, messageId);
+  if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} vanished`, { messageId });
+  return state;
 }
 
 /**
  * Puts a part back in the queue, eligible at `notBefore` (null: keep its own). A part whose batch
  * was aborted, or whose schedule was cancelled, meanwhile ends as its queued siblings did.
  */
-function requeuePart(sql: Sql, part: PartRow, notBefore: number | null, now: number): void {
+function requeuePart(sql: Sql, part: PartStatusRow, notBefore: number | null, now: number): void {
   const gate = part.batch_id === null
     ? undefined
     : sql.get<{ state: BatchState; schedule_state: ScheduleState | null }>(
