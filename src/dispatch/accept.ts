@@ -4,9 +4,9 @@
  * parts are composed here, once, so a resend after a restart carries the same concatenation
  * reference as the first try.
  */
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
+import { uuidV7 } from '../core/ids.js';
 import type { Store, NewMessage, StoredPartBody } from '../store/store.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { MessageComposer, type ComposeSettings } from './compose.js';
@@ -40,7 +40,7 @@ export interface AcceptorOptions {
   clock: Clock;
   /** Queued parts above which sends are refused with QUEUE_FULL (429). */
   maxQueued: number;
-  /** Message ids; random UUIDs by default. */
+  /** Message ids; time-ordered UUIDs (version 7) by default. */
   newId?: () => string;
   /** Called after each commit of new work (the dispatcher's wake-up). */
   onAccepted?: () => void;
@@ -65,7 +65,7 @@ export class Acceptor {
     this.#store = o.store;
     this.#clock = o.clock;
     this.#maxQueued = o.maxQueued;
-    this.#newId = o.newId ?? randomUUID;
+    this.#newId = o.newId ?? (() => uuidV7(this.#clock.wallNow()));
     this.#upstream = first.name;
     this.#composer = new MessageComposer(first.compose);
     this.#onAccepted = o.onAccepted ?? (() => {});

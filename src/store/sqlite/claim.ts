@@ -1,7 +1,6 @@
 /** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
 import type { ClaimedMessage } from '../store.js';
-import { loadMessage, PART_SELECT } from './part-status.js';
-import { toPartBody, type PartRow } from './rows.js';
+import { toPartBody, type MessageRow, type PartRow } from './rows.js';
 import type { Sql } from './sql.js';
 
 /** The statements of a claim, named so a test can hold their query plans. */
@@ -18,7 +17,11 @@ export const CLAIM_SQL = {
       AND NOT EXISTS (SELECT 1 FROM parts q WHERE q.message_id = p.message_id AND q.part < p.part AND +q.state = 'queued')
     ORDER BY p.message_seq, p.part
     LIMIT ?`,
-  queuedParts: `${PART_SELECT} WHERE message_id = ? AND +state = 'queued' ORDER BY part`,
+  /** The message's queued parts, each with the message's addressing (one statement, not two). */
+  queuedParts: `SELECT p.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton,
+      m.dest_npi, m.validity_period
+    FROM parts p JOIN messages m ON m.id = p.message_id
+    WHERE p.message_id = ? AND +p.state = 'queued' ORDER BY p.part`,
   markInflight: "UPDATE parts SET state = 'inflight', updated_at = ? WHERE message_id = ? AND +state = 'queued'",
 } as const;
 
@@ -26,14 +29,17 @@ export const CLAIM_SQL = {
 // key (message_id, part) narrows to a few rows. Without statistics the planner prefers that
 // index, and a claim of 100 messages would read every queued part 100 times.
 
+type QueuedPartRow = PartRow & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton'
+  | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+
 export function claim(sql: Sql, upstream: string, now: number, limit: number): ClaimedMessage[] {
   if (limit <= 0) return [];
   const ids = sql.all<{ message_id: string }>(CLAIM_SQL.claimable, upstream, now, now, Math.floor(limit));
   const claimed: ClaimedMessage[] = [];
   for (const { message_id: id } of ids) {
-    const m = loadMessage(sql, id);
+    const parts = sql.all<QueuedPartRow>(CLAIM_SQL.queuedParts, id);
+    const m = parts[0];
     if (!m) continue;
-    const parts = sql.all<PartRow>(CLAIM_SQL.queuedParts, id);
     sql.run(CLAIM_SQL.markInflight, now, id);
     claimed.push({
       id,

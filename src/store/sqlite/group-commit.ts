@@ -1,16 +1,29 @@
 /**
  * The write queue of the SQLite store: writes that arrive within `windowMs` share one
- * transaction (DESIGN.md: "the store takes writes in small group commits"). Each operation runs
- * in its own savepoint, so one that throws is rolled back alone and rejects only its caller; the
- * others commit. Every promise settles after the COMMIT has returned, so a caller that sees its
- * write resolved can rely on it surviving a crash, and any read made afterwards sees it.
+ * transaction (DESIGN.md: "the store takes writes in small group commits"). One that throws is
+ * rolled back alone and rejects only its caller; the others commit. Every promise settles after
+ * the COMMIT has returned, so a caller that sees its write resolved can rely on it surviving a
+ * crash, and any read made afterwards sees it.
+ *
+ * A batch first runs its operations one after the other without savepoints (a savepoint and its
+ * release cost as much as a small write, and almost no operation throws). When one throws, the
+ * whole transaction rolls back and the batch runs again with a savepoint per operation, so the
+ * failing one is undone alone. Operations are therefore written to be re-runnable: they read and
+ * write the database and nothing else.
+ *
+ * Within a batch, writes marked `first` run before the others. The callers of one batch are all
+ * still waiting, so any order is a valid one; submit outcomes go first so that a receipt that
+ * arrived in the same few milliseconds finds the SMSC id its part just got instead of being parked.
  */
 import type Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { ErrorCode, SmppdError, isSmppdError } from '../../core/errors.js';
 
-/** A write: runs synchronously inside the shared transaction. */
+/** A write: runs synchronously inside the shared transaction; may run twice (see above). */
 export type WriteOp<T> = () => T;
+
+/** `first`: runs before the batch's other writes (submit outcomes). Default `arrival`. */
+export type WriteOrder = 'first' | 'arrival';
 
 export interface GroupCommitOptions {
   clock: Clock;
@@ -29,6 +42,8 @@ export interface GroupCommitStats {
   failedOps: number;
   /** Writes queued now, waiting for the next commit. */
   queued: number;
+  /** Transactions run a second time, with a savepoint per operation, because one operation threw. */
+  reruns: number;
 }
 
 interface Pending {
@@ -39,6 +54,9 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** Thrown out of the savepoint-free run when an operation throws, so that run rolls back. */
+class OperationFailed extends Error {}
+
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #clock: Clock;
@@ -47,12 +65,16 @@ export class GroupCommit {
   /** Runs one operation inside the open transaction: better-sqlite3 makes a nested transaction a savepoint. */
   readonly #savepoint: (op: WriteOp<unknown>) => unknown;
   readonly #batch: Database.Transaction<(ops: Pending[]) => Outcome[]>;
+  readonly #batchWithoutSavepoints: Database.Transaction<(ops: Pending[]) => Outcome[]>;
   #queue: Pending[] = [];
+  /** Writes marked `first`, committed ahead of `#queue`. */
+  #firstQueue: Pending[] = [];
   #timer: TimerHandle | null = null;
   #closed = false;
   #commits = 0;
   #committedOps = 0;
   #failedOps = 0;
+  #reruns = 0;
 
   constructor(db: Database.Database, options: GroupCommitOptions) {
     this.#db = db;
@@ -61,14 +83,21 @@ export class GroupCommit {
     this.#maxBatch = Math.max(1, Math.floor(options.maxBatch));
     this.#savepoint = db.transaction((op: WriteOp<unknown>) => op());
     this.#batch = db.transaction((ops: Pending[]) => ops.map((p) => this.#runOne(p)));
+    this.#batchWithoutSavepoints = db.transaction((ops: Pending[]) => ops.map((p): Outcome => {
+      try {
+        return { ok: true, value: p.op() };
+      } catch {
+        throw new OperationFailed();
+      }
+    }));
   }
 
   /** Queues a write; resolves with its result once the transaction it joined has committed. */
-  run<T>(op: WriteOp<T>): Promise<T> {
+  run<T>(op: WriteOp<T>, order: WriteOrder = 'arrival'): Promise<T> {
     if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#queue.length >= this.#maxBatch) this.flush();
+      (order === 'first' ? this.#firstQueue : this.#queue).push({ op, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#queued >= this.#maxBatch) this.flush();
       else this.#timer ??= this.#clock.setTimer(this.#windowMs, () => {
         this.#timer = null;
         this.flush();
@@ -80,10 +109,15 @@ export class GroupCommit {
   flush(): void {
     this.#timer?.cancel();
     this.#timer = null;
-    while (this.#queue.length > 0) {
-      const ops = this.#queue.splice(0, this.#maxBatch);
+    while (this.#queued > 0) {
+      const ops = this.#firstQueue.splice(0, this.#maxBatch);
+      if (ops.length < this.#maxBatch) ops.push(...this.#queue.splice(0, this.#maxBatch - ops.length));
       this.#commit(ops);
     }
+  }
+
+  get #queued(): number {
+    return this.#firstQueue.length + this.#queue.length;
   }
 
   /** Commits what is queued and refuses further writes. */
@@ -93,14 +127,21 @@ export class GroupCommit {
   }
 
   get stats(): GroupCommitStats {
-    return { commits: this.#commits, committedOps: this.#committedOps, failedOps: this.#failedOps, queued: this.#queue.length };
+    return { commits: this.#commits, committedOps: this.#committedOps, failedOps: this.#failedOps, queued: this.#queued, reruns: this.#reruns };
   }
 
   #commit(ops: Pending[]): void {
     let outcomes: Outcome[];
     try {
       // IMMEDIATE: take the write lock at BEGIN, so a busy file fails here (after busy_timeout), not half-way.
-      outcomes = this.#batch.immediate(ops);
+      try {
+        outcomes = this.#batchWithoutSavepoints.immediate(ops);
+      } catch (e) {
+        if (!(e instanceof OperationFailed)) throw e;
+        // Rolled back: run it again, each operation in its own savepoint.
+        this.#reruns++;
+        outcomes = this.#batch.immediate(ops);
+      }
     } catch (e) {
       // The transaction did not commit: no operation of it happened.
       const error = asStoreError(e, 'the store could not commit');

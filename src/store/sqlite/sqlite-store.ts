@@ -102,7 +102,8 @@ export class SqliteStore implements Store {
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
-    return this.#writes.run(() => recordSubmit(this.#sql, messageId, results, now));
+    // First in its batch: a receipt committed with it then finds the part's new SMSC id.
+    return this.#writes.run(() => recordSubmit(this.#sql, messageId, results, now), 'first');
   }
 
   applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {

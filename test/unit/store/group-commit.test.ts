@@ -31,7 +31,8 @@ describe('SqliteStore group commit', () => {
     expect(store.stats.commits).toBe(0);
     clock.advance(1);
     await Promise.all(writes);
-    expect(store.stats).toMatchObject({ commits: 1, committedOps: 500, failedOps: 0, queued: 0 });
+    // No operation threw: the batch ran once, without savepoints.
+    expect(store.stats).toMatchObject({ commits: 1, committedOps: 500, failedOps: 0, queued: 0, reruns: 0 });
     expect((await store.counts()).queued).toBe(500);
   });
 
@@ -75,7 +76,8 @@ describe('SqliteStore group commit', () => {
     const failed = await bad;
     expect(failed.ok).toBe(false);
     expect(isSmppdError(failed.ok ? null : failed.error, 'INTERNAL')).toBe(true);
-    expect(store.stats).toMatchObject({ commits: 2, failedOps: 1 });
+    // The batch of a, bad, paused and c was rolled back and run again with savepoints: once.
+    expect(store.stats).toMatchObject({ commits: 2, failedOps: 1, reruns: 1 });
     expect(await store.getMessage('a')).toBeDefined();
     expect(await store.getMessage('b')).toBeUndefined();
     expect(await store.getMessage('c')).toBeDefined();
@@ -98,6 +100,28 @@ describe('SqliteStore group commit', () => {
     expect(ok.ok).toBe(true);
     expect(refused.ok).toBe(false);
     expect(isSmppdError(refused.ok ? null : refused.error, 'INVALID_STATE_TRANSITION')).toBe(true);
+  });
+
+  it('a submit outcome queued after a receipt in the same batch runs first: the receipt matches instead of parking', async () => {
+    folder = storeFolder();
+    const clock = new ManualClock();
+    const store = await folder.open({ clock });
+    const accepted = store.accept({ messages: [newMessage('m1')], now: 1 });
+    clock.advance(2);
+    await accepted;
+    const claimed = store.claim('up1', 2, 10);
+    clock.advance(2);
+    expect((await claimed).map((m) => m.id)).toEqual(['m1']);
+
+    // As on the wire: the submit_sm_resp and the receipt arrive together, and the receipt's
+    // write is queued first (its handler runs before the submit outcome's promise chain).
+    const receipt = store.applyReceipt({ upstream: 'up1', keys: ['s1'], status: 'DELIVERED', reason: null, raw: { stat: 'DELIVRD' }, receivedAt: 3 });
+    const submit = store.recordSubmit('m1', [{ part: 1, kind: 'accepted', smscId: 's1', matchKey: 's1', bind: 'b1', attempts: 1 }], 3);
+    clock.advance(2);
+    await submit;
+    expect(await receipt).toMatchObject({ kind: 'matched', messageId: 'm1', part: 1, changed: true });
+    expect((await store.counts()).parked).toBe(0);
+    expect((await store.getMessage('m1'))?.status).toBe('DELIVERED');
   });
 
   it('close commits what is queued; writes after close are refused', async () => {
