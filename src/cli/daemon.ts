@@ -14,7 +14,10 @@ import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify } from '../sms/identify.js';
+import type { SmppdError } from '../core/errors.js';
+import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
 import { upstreamSettings } from './engine-settings.js';
 
 /** How often incomplete MO messages are checked for having waited too long. */
@@ -30,7 +33,16 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-export async function startDaemon(config: SmppdConfig, deps: { clock: Clock; log: Log; metrics?: EngineMetrics; onPool?: (pool: Pool) => void }): Promise<RunningDaemon> {
+export interface DaemonDeps {
+  clock: Clock;
+  log: Log;
+  metrics?: EngineMetrics;
+  onPool?: (pool: Pool) => void;
+  /** The store can no longer store anything (its worker thread died): the caller should exit so the service manager restarts it. */
+  onFatal?: (error: SmppdError) => void;
+}
+
+export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promise<RunningDaemon> {
   const { clock, log } = deps;
 
   let simulator: SmscSimulator | undefined;
@@ -46,8 +58,16 @@ export async function startDaemon(config: SmppdConfig, deps: { clock: Clock; log
     log.info({ event: 'simulator_listening', host: s.host, port: simulatorPort }, 'built-in SMSC simulator listening');
   }
 
-  const store = await SqliteStore.open({ path: config.store.path, fsync: config.store.fsync, clock });
-  log.info({ event: 'store_open', path: config.store.path, fsync: config.store.fsync }, 'store open');
+  const { path, fsync, thread } = config.store;
+  const store: Store = thread === 'worker'
+    ? await SqliteWorkerStore.open({ path, fsync }, {
+      onFatal: (e) => {
+        log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
+        deps.onFatal?.(e);
+      },
+    })
+    : await SqliteStore.open({ path, fsync, clock });
+  log.info({ event: 'store_open', path, fsync, thread }, 'store open');
 
   const upstreams = config.upstreams.map(upstreamSettings);
   const deliveries = new Deliveries({

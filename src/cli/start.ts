@@ -43,7 +43,14 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
 
   let daemon: RunningDaemon;
   try {
-    daemon = await startDaemon(config, { clock, log, metrics, onPool: (p) => { pool = p; } });
+    daemon = await startDaemon(config, {
+      clock, log, metrics, onPool: (p) => { pool = p; },
+      // Nothing can be stored any more: exit non-zero so systemd (Restart=on-failure) starts a fresh process.
+      onFatal: () => {
+        logger.flush();
+        process.exit(1);
+      },
+    });
   } catch (e) {
     log.error({ event: 'start_failed', err: e }, 'smppd could not start');
     logger.flush();

@@ -288,7 +288,12 @@ const storeSchema = z.strictObject({
   path: nonEmpty().default('smppd.db'),
   /** fsync on every commit: safe against power loss, slower. Default false (safe against kill -9). */
   fsync: flag().default(false),
-}, { error: 'must be a mapping' }).default({ path: 'smppd.db', fsync: false });
+  /**
+   * worker (default): SQLite runs on its own thread, so its CPU is on another core than HTTP and
+   * SMPP. main: on the daemon's thread (one core; a little less memory and start-up time).
+   */
+  thread: oneOf(['worker', 'main'] as const).default('worker'),
+}, { error: 'must be a mapping' }).default({ path: 'smppd.db', fsync: false, thread: 'worker' });
 
 const limitsSchema = z.strictObject({
   /** Queued parts above which sends are refused with 429 and Retry-After. Default 100000. 1–1000000000. */

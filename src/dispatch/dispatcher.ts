@@ -69,8 +69,8 @@ export class Dispatcher {
 
   /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
   async start(): Promise<void> {
-    const policy = (name: string): 'resend' | 'fail' => this.#lanes.get(name)?.upstream.onUncertain ?? 'resend';
-    const recovered = await this.#o.store.recoverInflight(policy, this.#o.clock.wallNow());
+    const policies = Object.fromEntries([...this.#lanes].map(([name, lane]) => [name, lane.upstream.onUncertain]));
+    const recovered = await this.#o.store.recoverInflight(policies, this.#o.clock.wallNow());
     if (recovered > 0) this.#o.log.warn({ event: 'recovered_inflight', parts: recovered }, 'parts left in flight by the last run were requeued or failed per onUncertain');
     this.#stopped = false;
     this.#unsubscribe = this.#o.pool.onDrain((name) => this.#kick(name));

@@ -230,9 +230,10 @@ export interface Store {
   /**
    * At start: parts left inflight by a crash. `resend`: back to queued (they may have reached
    * the SMSC: a duplicate within the in-flight window); `fail`: FAILED, reason 'uncertain: ...'.
-   * Returns how many parts it touched.
+   * The policy is per upstream by name; an upstream missing from `policies` resends. Returns how
+   * many parts it touched.
    */
-  recoverInflight(policyByUpstream: (upstream: string) => 'resend' | 'fail', now: number): Promise<number>;
+  recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number>;
 
   /** Messages past their `expiresAt` with parts never sent become FAILED ('validity expired before submission'). */
   expire(now: number): Promise<number>;

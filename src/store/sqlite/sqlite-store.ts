@@ -114,8 +114,8 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => recordInbound(this.#sql, inbound));
   }
 
-  recoverInflight(policyByUpstream: (upstream: string) => 'resend' | 'fail', now: number): Promise<number> {
-    return this.#writes.run(() => recoverInflight(this.#sql, policyByUpstream, now));
+  recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number> {
+    return this.#writes.run(() => recoverInflight(this.#sql, policies, now));
   }
 
   expire(now: number): Promise<number> {

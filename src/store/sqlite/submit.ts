@@ -94,15 +94,10 @@ function requeuePart(sql: Sql, part: PartStatusRow, notBefore: number | null, no
 }
 
 /** Parts left inflight by a stop: back to the queue, or FAILED as uncertain, by their upstream's policy. */
-export function recoverInflight(sql: Sql, policyByUpstream: (upstream: string) => 'resend' | 'fail', now: number): number {
+export function recoverInflight(sql: Sql, policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): number {
   const parts = sql.all<PartRow>(`${PART_SELECT} WHERE state = 'inflight' ORDER BY message_seq, part`);
-  const policies = new Map<string, 'resend' | 'fail'>();
   for (const part of parts) {
-    let policy = policies.get(part.upstream);
-    if (policy === undefined) {
-      policy = policyByUpstream(part.upstream);
-      policies.set(part.upstream, policy);
-    }
+    const policy = Object.hasOwn(policies, part.upstream) ? policies[part.upstream] : 'resend';
     if (policy === 'resend') requeuePart(sql, part, null, now);
     else failParts(sql, [part], REASON_UNCERTAIN, now);
   }

@@ -114,6 +114,7 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['unreadable tokenFile', `${base}clients: [{ name: a, tokenFile: nope-token }]\n`, `clients[0].tokenFile: cannot read the file (relative to ${dir}): ENOENT`],
     ['store.path empty', `${base}store: { path: "" }\n`, 'store.path: must not be empty'],
     ['store.fsync not a flag', `${base}store: { fsync: always }\n`, 'store.fsync: must be true or false'],
+    ['store.thread not known', `${base}store: { thread: both }\n`, 'store.thread: must be one of'],
     ['unknown key in store', `${base}store: { file: x.db }\n`, 'store.file: unknown key'],
     ['limits.maxQueued 0', `${base}limits: { maxQueued: 0 }\n`, 'limits.maxQueued: must be a whole number from 1 to 1000000000'],
     ['bad YAML syntax gives the line', 'upstreams:\n  - name: a\n    host: [unclosed\n', 'invalid YAML in config:\nconfig:4:1: '],
@@ -179,7 +180,7 @@ describe('defaults', () => {
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({ listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
     expect(c.clients).toEqual([]);
-    expect(c.store).toEqual({ path: join(dir, 'smppd.db'), fsync: false });
+    expect(c.store).toEqual({ path: join(dir, 'smppd.db'), fsync: false, thread: 'worker' });
     expect(c.limits).toEqual({ maxQueued: 100_000 });
     expect(c.upstreams[0]).toEqual({
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
@@ -234,7 +235,7 @@ describe('http, clients, store and limits', () => {
   });
 
   it('resolves store.path against the config folder; an absolute path and :memory: stay', async () => {
-    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ path: join(dir, 'data', 'x.db'), fsync: true });
+    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ path: join(dir, 'data', 'x.db'), fsync: true, thread: 'worker' });
     expect((await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).store.path).toBe('/var/lib/smppd/x.db');
     expect((await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).store.path).toBe(':memory:');
   });

@@ -18,7 +18,7 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
   it('resend: parts left inflight go back to the queue and are claimed again, oldest first', async () => {
     await crashWithInflight();
     expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 3 });
-    expect(await t.store.recoverInflight(() => 'resend', 100)).toBe(3);
+    expect(await t.store.recoverInflight({ up1: 'resend', up2: 'resend' }, 100)).toBe(3);
     expect(await t.store.counts()).toMatchObject({ queued: 4, inflight: 0 });
     expect((await t.store.claim('up1', 101, 10)).map((m) => [m.id, m.parts.length])).toEqual([['a', 2], ['waiting', 1]]);
     expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
@@ -27,7 +27,7 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
 
   it('fail: parts left inflight become FAILED as uncertain, with their events', async () => {
     await crashWithInflight();
-    expect(await t.store.recoverInflight(() => 'fail', 100)).toBe(3);
+    expect(await t.store.recoverInflight({ up1: 'fail', up2: 'fail' }, 100)).toBe(3);
     expect(await t.store.getMessage('a')).toMatchObject({
       status: 'FAILED', reason: UNCERTAIN, parts: [{ status: 'FAILED', reason: UNCERTAIN }, { status: 'FAILED', reason: UNCERTAIN }],
     });
@@ -35,15 +35,20 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
     expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 0, outbox: 2 });
   });
 
-  it('the policy is asked per upstream', async () => {
+  it('the policy is per upstream', async () => {
     await crashWithInflight();
-    const asked: string[] = [];
-    const touched = await t.store.recoverInflight((upstream) => { asked.push(upstream); return upstream === 'up1' ? 'resend' : 'fail'; }, 100);
+    const touched = await t.store.recoverInflight({ up1: 'resend', up2: 'fail' }, 100);
     expect(touched).toBe(3);
-    expect(asked.sort()).toEqual(['up1', 'up2']);
     expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
     expect((await t.store.getMessage('b'))?.status).toBe('FAILED');
-    expect(await t.store.recoverInflight(() => 'fail', 101)).toBe(0);
+    expect(await t.store.recoverInflight({ up1: 'fail', up2: 'fail' }, 101)).toBe(0);
+  });
+
+  it('an upstream the policies do not name resends', async () => {
+    await crashWithInflight();
+    expect(await t.store.recoverInflight({ up2: 'fail' }, 100)).toBe(3);
+    expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
+    expect((await t.store.getMessage('b'))?.status).toBe('FAILED');
   });
 
   it('expire fails the never-sent parts of messages past expiresAt; inflight parts and later messages are left', async () => {

@@ -1,0 +1,222 @@
+/**
+ * The SQLite store on a worker thread: the same `Store`, with SQLite's CPU on the machine's
+ * other core. On two cores the daemon's one thread was saturated with HTTP, SMPP, receipt
+ * parsing and SQLite together; SQLite alone was more than half of it. Calls are queued and
+ * sent in one message per turn of the event loop, and the worker answers in batches, so the
+ * cost of crossing threads is paid per batch, not per call. The promises keep `Store`'s meaning:
+ * a write resolves after its commit, and a read made after that sees it.
+ */
+import { Worker } from 'node:worker_threads';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type {
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, InboundRecord, MessageView, PartResult, ReceiptApplied,
+  ReceiptRecord, Schedule, Store, StoreCounts,
+} from '../store.js';
+import {
+  fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker, type WireError,
+  type WorkerStoreOptions,
+} from './worker-protocol.js';
+
+export interface WorkerStoreHooks {
+  /** The worker died (an uncaught error, or it exited) while the store was open: nothing more can be stored. */
+  onFatal?: (error: SmppdError) => void;
+}
+
+interface PendingCall {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export class SqliteWorkerStore implements Store {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, PendingCall>();
+  #nextId = 1;
+  #outgoing: StoreCall[] = [];
+  #sendScheduled = false;
+  #failure: SmppdError | undefined;
+  #closing: Promise<void> | undefined;
+  #closed = false;
+
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+  }
+
+  /** Starts the worker and opens the store in it; rejects as `SqliteStore.open` would. */
+  static async open(options: WorkerStoreOptions, hooks: WorkerStoreHooks = {}): Promise<SqliteWorkerStore> {
+    const worker = new Worker(...workerEntry(options));
+    const store = new SqliteWorkerStore(worker);
+    await new Promise<void>((resolve, reject) => {
+      const settle = (error?: SmppdError): void => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        if (!error) return resolve();
+        void worker.terminate();
+        reject(error);
+      };
+      const onMessage = (m: FromWorker): void => {
+        if (m.kind === 'ready') settle();
+        else if (m.kind === 'open-failed') settle(fromWireError(m.error));
+        else settle(new SmppdError(ErrorCode.INTERNAL, `the store worker said ${m.kind} before it was ready`));
+      };
+      const onError = (e: Error): void => settle(new SmppdError(ErrorCode.INTERNAL, `the store worker failed to start: ${e.message}`, undefined, { cause: e }));
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+    });
+    worker.on('message', (m: FromWorker) => store.#onMessage(m));
+    worker.on('error', (e) => store.#fail(new SmppdError(ErrorCode.INTERNAL, `the store worker failed: ${e.message}`, undefined, { cause: e }), hooks));
+    worker.on('exit', (code) => {
+      if (!store.#closed) store.#fail(new SmppdError(ErrorCode.INTERNAL, `the store worker exited (code ${code})`), hooks);
+    });
+    return store;
+  }
+
+  accept(request: AcceptRequest): Promise<Accepted> {
+    return this.#call('accept', [request]);
+  }
+
+  async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
+    return reviveClaimed(await this.#call<ClaimedMessage[]>('claim', [upstream, now, limit]));
+  }
+
+  recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
+    return this.#call('recordSubmit', [messageId, results, now]);
+  }
+
+  applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
+    return this.#call('applyReceipt', [receipt]);
+  }
+
+  pruneParked(before: number): Promise<number> {
+    return this.#call('pruneParked', [before]);
+  }
+
+  recordInbound(inbound: InboundRecord): Promise<void> {
+    return this.#call('recordInbound', [inbound]);
+  }
+
+  recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number> {
+    return this.#call('recoverInflight', [policies, now]);
+  }
+
+  expire(now: number): Promise<number> {
+    return this.#call('expire', [now]);
+  }
+
+  getMessage(messageId: string): Promise<MessageView | undefined> {
+    return this.#call('getMessage', [messageId]);
+  }
+
+  listBatches(client: string): Promise<Batch[]> {
+    return this.#call('listBatches', [client]);
+  }
+
+  getBatch(client: string, batchId: number): Promise<Batch | undefined> {
+    return this.#call('getBatch', [client, batchId]);
+  }
+
+  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
+    return this.#call('setBatchState', [client, batchId, state, now]);
+  }
+
+  listSchedules(client: string): Promise<Schedule[]> {
+    return this.#call('listSchedules', [client]);
+  }
+
+  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined> {
+    return this.#call('setScheduleState', [client, scheduleId, state, now]);
+  }
+
+  releaseDue(now: number): Promise<number> {
+    return this.#call('releaseDue', [now]);
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.#call('counts', []);
+  }
+
+  queueDepth(): Promise<number> {
+    return this.#call('queueDepth', []);
+  }
+
+  /** Sends what is queued, lets the worker commit it and close the file, and ends the worker. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#failure) return;
+      this.#send();
+      const closed = new Promise<void>((resolve) => {
+        this.#worker.on('message', (m: FromWorker) => { if (m.kind === 'closed') resolve(); });
+        this.#worker.once('exit', () => resolve());
+      });
+      this.#post({ kind: 'close' });
+      await closed;
+      this.#closed = true;
+      await this.#worker.terminate();
+      // Anything still unanswered now never will be (a call made while closing).
+      this.#rejectAll(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
+    })();
+    return this.#closing;
+  }
+
+  #call<T>(method: StoreMethod, args: unknown[]): Promise<T> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#closing) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.#outgoing.push({ id, method, args });
+      if (this.#sendScheduled) return;
+      this.#sendScheduled = true;
+      // The calls of one turn (a chunk of receipts, a claim's worth of outcomes) go together.
+      setImmediate(() => this.#send());
+    });
+  }
+
+  #send(): void {
+    this.#sendScheduled = false;
+    if (this.#outgoing.length === 0) return;
+    const calls = this.#outgoing;
+    this.#outgoing = [];
+    this.#post({ kind: 'calls', calls });
+  }
+
+  #post(message: ToWorker): void {
+    this.#worker.postMessage(message);
+  }
+
+  #onMessage(m: FromWorker): void {
+    if (m.kind !== 'replies') return;
+    for (const r of m.replies) {
+      const pending = this.#pending.get(r.id);
+      if (!pending) continue;
+      this.#pending.delete(r.id);
+      if (r.ok) pending.resolve(r.value);
+      else pending.reject(fromWireError(r.error as WireError));
+    }
+  }
+
+  #fail(error: SmppdError, hooks: WorkerStoreHooks): void {
+    if (this.#failure || this.#closed) return;
+    this.#failure = error;
+    this.#rejectAll(error);
+    hooks.onFatal?.(error);
+  }
+
+  #rejectAll(error: SmppdError): void {
+    for (const p of this.#pending.values()) p.reject(error);
+    this.#pending.clear();
+    this.#outgoing = [];
+  }
+}
+
+/**
+ * The worker's module and options. Built, it is the compiled `store-worker.js` beside this
+ * file. Run from the TypeScript sources (the tests), it is `store-worker.ts`, loaded through the
+ * same module hooks the tests' child processes use.
+ */
+function workerEntry(options: WorkerStoreOptions): [URL, { workerData: WorkerStoreOptions; execArgv?: string[] }] {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSources ? './store-worker.ts' : './store-worker.js', import.meta.url);
+  if (!fromSources) return [entry, { workerData: options }];
+  const hooks = new URL('../../../test/support/ts-register.mjs', import.meta.url);
+  return [entry, { workerData: options, execArgv: ['--import', hooks.href] }];
+}

@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SystemClock } from '../../../src/core/clock.js';
+import { isSmppdError } from '../../../src/core/errors.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { SqliteWorkerStore } from '../../../src/store/sqlite/worker-store.js';
+import { newMessage, partBody } from '../../support/sqlite-store.js';
+
+describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
+  let dir: string;
+  let path: string;
+  const open: SqliteWorkerStore[] = [];
+  const openStore = async (): Promise<SqliteWorkerStore> => {
+    const store = await SqliteWorkerStore.open({ path });
+    open.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'smppd-worker-store-'));
+    path = join(dir, 'smppd.db');
+  });
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('carries a message from accept through claim, submit and receipt to DELIVERED, bodies as Buffers', async () => {
+    const store = await openStore();
+    const body = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x01, 0xff, 0x00, 0x80]);
+    await store.accept({
+      messages: [newMessage('m1', { parts: [partBody('x', { shortMessage: body }), partBody('y', { messagePayload: Buffer.from('payload') })] })],
+      now: 1,
+    });
+    const [claimed] = await store.claim('up1', 2, 10);
+    expect(claimed?.id).toBe('m1');
+    const [first, second] = claimed!.parts;
+    expect(Buffer.isBuffer(first?.shortMessage)).toBe(true);
+    expect(first?.shortMessage.equals(body)).toBe(true);
+    expect(Buffer.isBuffer(second?.messagePayload)).toBe(true);
+    expect(second?.messagePayload?.toString()).toBe('payload');
+
+    await store.recordSubmit('m1', [
+      { part: 1, kind: 'accepted', smscId: 'a1', matchKey: 'a1', bind: 'b1', attempts: 1 },
+      { part: 2, kind: 'accepted', smscId: 'a2', matchKey: 'a2', bind: 'b1', attempts: 1 },
+    ], 3);
+    const receipt = (key: string) => store.applyReceipt({ upstream: 'up1', keys: [key], status: 'DELIVERED', reason: null, raw: { stat: 'DELIVRD' }, receivedAt: 4 });
+    expect(await receipt('a1')).toMatchObject({ kind: 'matched', messageId: 'm1', part: 1, changed: true });
+    expect(await receipt('a2')).toMatchObject({ kind: 'matched', part: 2 });
+    expect(await receipt('nobody')).toEqual({ kind: 'parked' });
+    expect(await store.getMessage('m1')).toMatchObject({ status: 'DELIVERED', parts: [{ smscMessageId: 'a1' }, { smscMessageId: 'a2' }] });
+    expect(await store.counts()).toMatchObject({ queued: 0, inflight: 0, parked: 1 });
+    expect(await store.getMessage('none')).toBeUndefined();
+  });
+
+  it('an SmppdError thrown in the worker reaches the caller with its code and details; other calls are unharmed', async () => {
+    const store = await openStore();
+    const { batchId } = await store.accept({
+      messages: [newMessage('a')],
+      batch: { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null },
+      now: 1,
+    });
+    await store.setBatchState('acme', batchId!, 'aborted', 2);
+    const [refused, appended] = await Promise.allSettled([
+      store.accept({ messages: [newMessage('b')], batchId: batchId!, now: 3 }),
+      store.accept({ messages: [newMessage('c')], now: 3 }),
+    ]);
+    expect(refused.status).toBe('rejected');
+    const error = refused.status === 'rejected' ? refused.reason as unknown : null;
+    expect(isSmppdError(error, 'INVALID_STATE_TRANSITION')).toBe(true);
+    expect((error as { details?: unknown }).details).toEqual({ batchId });
+    expect(appended.status).toBe('fulfilled');
+  });
+
+  it('many concurrent writes all resolve, each after its commit', async () => {
+    const store = await openStore();
+    await Promise.all(Array.from({ length: 2000 }, (_, i) => store.accept({ messages: [newMessage(`m${i}`)], now: 1 })));
+    expect(await store.queueDepth()).toBe(2000);
+  });
+
+  it('close commits what was sent before it; the file then opens in this thread with every write in it', async () => {
+    const store = await openStore();
+    const writes = Array.from({ length: 50 }, (_, i) => store.accept({ messages: [newMessage(`m${i}`)], now: 1 }));
+    await store.close();
+    await Promise.all(writes);
+    const late = await store.accept({ messages: [newMessage('late')], now: 2 }).catch((e: unknown) => e);
+    expect(isSmppdError(late, 'INTERNAL')).toBe(true);
+    const reopened = await SqliteStore.open({ path, clock: new SystemClock() });
+    try {
+      expect((await reopened.counts()).queued).toBe(50);
+      expect(await reopened.getMessage('late')).toBeUndefined();
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a file that cannot be opened rejects open with the path, and leaves no worker behind', async () => {
+    const refused = await SqliteWorkerStore.open({ path: join(dir, 'missing', 'smppd.db') }).catch((e: unknown) => e);
+    expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+    expect((refused as Error).message).toContain(join(dir, 'missing', 'smppd.db'));
+  });
+});
