@@ -10,8 +10,15 @@ export type DelaySpec = number | { min: number; max: number };
 export interface ReceiptBehaviour {
   /** Send receipts when registered_delivery asks for one. Default true. */
   enabled: boolean;
-  /** Time from the submit_sm_resp to the receipt. Default 500 ms. */
+  /** Time from the submit_sm_resp to the receipt. Default 500 ms; 0 sends it in the same write. */
   delayMs: DelaySpec;
+  /**
+   * Milliseconds at least between two sends of due receipts. Under load, receipts then go out
+   * in sweeps, several to a bind in one socket write, instead of one timer wake-up and one write
+   * each; a receipt is at most this much later than `delayMs`, and one that falls due after a
+   * quiet spell is on time. 0 = each receipt at its own time. Default 10 ms.
+   */
+  batchMs: number;
   /** Weighted mix of stat words. Default { DELIVRD: 1 }. */
   outcomes: Partial<Record<ReceiptStat, number>>;
   /** Chance [0, 1] that a receipt is sent twice. Default 0. */
@@ -59,6 +66,7 @@ export function defaultBehaviour(): SimulatorBehaviour {
     receipts: {
       enabled: true,
       delayMs: 500,
+      batchMs: 10,
       outcomes: { DELIVRD: 1 },
       duplicateProbability: 0,
       beforeResponseProbability: 0,
@@ -147,6 +155,7 @@ function checkBehaviour(b: SimulatorBehaviour): void {
   checkCount('throttleBurst', b.throttleBurst);
   checkMix('submitStatus', b.submitStatus, (k) => Number.isInteger(Number(k)) && Number(k) >= 0 && Number(k) <= 0xffffffff);
   checkDelay('receipts.delayMs', b.receipts.delayMs);
+  checkCount('receipts.batchMs', b.receipts.batchMs);
   checkMix('receipts.outcomes', b.receipts.outcomes, isReceiptStat);
   checkProbability('receipts.duplicateProbability', b.receipts.duplicateProbability);
   checkProbability('receipts.beforeResponseProbability', b.receipts.beforeResponseProbability);

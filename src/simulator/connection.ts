@@ -4,6 +4,7 @@ import type { Log } from '../core/log.js';
 import { FrameReader } from '../smpp/frame.js';
 import { isResponseId, type BindPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu } from '../smpp/pdu.js';
 import { decodePdu, encodePdu } from '../smpp/wire.js';
+import { encodeGenericNack, encodeSubmitSmResp, readSubmitSm } from './hot-codec.js';
 import type { CompiledBehaviour } from './behaviour.js';
 import { SimStatus, statusName } from './command-status.js';
 import { BindCounters, bump, type BindMode } from './counters.js';
@@ -12,6 +13,7 @@ import { DelayQueue } from './delay-queue.js';
 import type { ReceiptDesk, ReceiptJob, ReceiptTarget } from './receipts.js';
 import { ThrottleBucket } from './throttle-bucket.js';
 
+const SUBMIT_SM = 0x00000004;
 const DELIVER_SM_RESP = 0x80000005;
 
 /** The system_id the simulator answers binds with. */
@@ -39,13 +41,13 @@ export interface ConnectionHost {
   record(bindId: number, pdu: SubmitSmPdu, messageId: string): void;
 }
 
+/** A submit_sm's answer held back by responseDelayMs. */
 interface PendingResponse {
   bytes: Buffer;
-  status: string;
+  status: number;
   nack: boolean;
   receipt: ReceiptJob | undefined;
 }
-
 
 const BIND_MODES: Record<BindPdu['command'], BindMode> = {
   bind_transmitter: 'transmitter',
@@ -81,7 +83,7 @@ export class SimConnection implements ReceiptTarget {
     this.#host = host;
     this.#counters = host.unboundCounters;
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
-    this.#delayed = new DelayQueue(host.clock, (due) => { for (const r of due) this.#writeResponse(r); });
+    this.#delayed = new DelayQueue(host.clock, (due) => { for (const r of due) this.#writeResponse(r.bytes, r.status, r.nack, r.receipt); });
     this.#writer = new BatchWriter(socket, () => {
       // A submit_sm stops being outstanding when its response is handed to the socket.
       this.#counters.outstanding -= this.#responsesInBatch;
@@ -120,11 +122,12 @@ export class SimConnection implements ReceiptTarget {
     this.#send(bytes);
   }
 
-  sendReceipt(job: ReceiptJob, pdu: Omit<DeliverSmPdu, 'sequenceNumber'>): void {
+  sendReceipt(job: ReceiptJob, deliverSm: Buffer): void {
     const seq = this.#nextSeq();
     this.#awaiting.set(seq, job);
     this.#counters.receiptsSent++;
-    this.#send(encodePdu({ ...pdu, sequenceNumber: seq }));
+    deliverSm.writeUInt32BE(seq, 12);
+    this.#send(deliverSm);
   }
 
   /** Sends a mobile-originated deliver_sm; returns its sequence number. */
@@ -163,9 +166,14 @@ export class SimConnection implements ReceiptTarget {
   }
 
   #onFrame(frame: Buffer): void {
+    const commandId = frame.readUInt32BE(4);
     // deliver_sm_resp is half of all traffic with receipts on, and only its header matters here.
-    if (frame.readUInt32BE(4) === DELIVER_SM_RESP) {
+    if (commandId === DELIVER_SM_RESP) {
       return this.#onDeliverAnswer(frame.readUInt32BE(12), frame.readUInt32BE(8), false);
+    }
+    if (commandId === SUBMIT_SM) {
+      const submit = readSubmitSm(frame);
+      if (submit) return this.#onPdu(submit);
     }
     const decoded = decodePdu(frame);
     if (!decoded.ok) {
@@ -292,17 +300,14 @@ export class SimConnection implements ReceiptTarget {
       }
     }
     host.record(c.bindId, pdu, messageId);
-    const bytes = nack
-      ? encodePdu({ command: 'generic_nack', sequenceNumber: pdu.sequenceNumber, commandStatus: status })
-      : encodePdu({ command: 'submit_sm_resp', sequenceNumber: pdu.sequenceNumber, commandStatus: status, messageId });
+    const bytes = nack ? encodeGenericNack(pdu.sequenceNumber, status) : encodeSubmitSmResp(pdu.sequenceNumber, status, messageId);
     if (receipt && spec.receipts.beforeResponseProbability > 0 && host.random() < spec.receipts.beforeResponseProbability) {
       host.receipts.sendNow(receipt);
       receipt = undefined;
     }
-    const response: PendingResponse = { bytes, status: statusName(status), nack, receipt };
     const delay = b.responseDelay(host.random);
-    if (delay > 0) this.#delayed.push(delay, response);
-    else this.#writeResponse(response);
+    if (delay > 0) this.#delayed.push(delay, { bytes, status, nack, receipt });
+    else this.#writeResponse(bytes, status, nack, receipt);
   }
 
   #throttleFor(b: CompiledBehaviour, now: number): ThrottleBucket {
@@ -346,14 +351,14 @@ export class SimConnection implements ReceiptTarget {
     this.#respond({ command: 'generic_nack', sequenceNumber: seq, commandStatus: status });
   }
 
-  #writeResponse(r: PendingResponse): void {
+  #writeResponse(bytes: Buffer, status: number, nack: boolean, receipt: ReceiptJob | undefined): void {
     if (this.#closed) return;
     const c = this.#counters;
-    this.#send(r.bytes);
+    this.#send(bytes);
     this.#responsesInBatch++;
-    bump(c.submitResponses, r.status);
-    if (r.nack) c.genericNacksSent++;
-    if (r.receipt) this.#host.receipts.schedule(r.receipt);
+    bump(c.submitResponses, statusName(status));
+    if (nack) c.genericNacksSent++;
+    if (receipt) this.#host.receipts.schedule(receipt);
   }
 
   #send(bytes: Buffer): void {

@@ -10,14 +10,23 @@ interface Entry<T> {
  * Items that fall due at a time, kept in a binary heap and drained by one timer armed for the
  * earliest: one timer per queue, not one per PDU. `onDue` gets every item due at once, in
  * due order (ties in insertion order), so the caller can write them in one batch.
+ *
+ * `minGapMs` (read at every arming; default 0) spaces the drains at least that far apart: an
+ * item that falls due sooner after the last drain waits for the next, at most `minGapMs` late,
+ * and leaves with everything else due by then. An item due after a quiet spell is on time.
  */
 export class DelayQueue<T> {
   #heap: Entry<T>[] = [];
   #seq = 0;
   #timer: TimerHandle | undefined;
   #armedAt = Infinity;
+  #lastDrain = -Infinity;
 
-  constructor(private readonly clock: Clock, private readonly onDue: (items: T[]) => void) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly onDue: (items: T[]) => void,
+    private readonly minGapMs: () => number = () => 0,
+  ) {}
 
   get size(): number {
     return this.#heap.length;
@@ -27,7 +36,10 @@ export class DelayQueue<T> {
   push(delayMs: number, item: T): void {
     const at = this.clock.now() + Math.max(0, delayMs);
     this.#insert({ at, seq: this.#seq++, item });
-    if (at < this.#armedAt) this.#arm(at);
+    if (at < this.#armedAt) {
+      const when = Math.max(at, this.#lastDrain + this.minGapMs());
+      if (when < this.#armedAt) this.#arm(when);
+    }
   }
 
   /** Removes and returns everything still waiting, and cancels the timer. */
@@ -49,11 +61,13 @@ export class DelayQueue<T> {
   #fire(): void {
     this.#timer = undefined;
     this.#armedAt = Infinity;
+    const now = this.clock.now();
+    this.#lastDrain = now;
     // A timer may fire a fraction of a millisecond before the monotonic clock reaches `at`.
-    const limit = this.clock.now() + 1;
+    const limit = now + 1;
     const due: T[] = [];
     while (this.#heap.length > 0 && this.#heap[0]!.at <= limit) due.push(this.#pop().item);
-    if (this.#heap.length > 0) this.#arm(this.#heap[0]!.at);
+    if (this.#heap.length > 0) this.#arm(Math.max(this.#heap[0]!.at, now + this.minGapMs()));
     if (due.length > 0) this.onDue(due);
   }
 

@@ -51,10 +51,19 @@ function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
+// Every receipt writes two dates, nearly always of the current minute: the last one is kept.
+let lastMinute = NaN;
+let lastDate = '';
+
 /** YYMMDDhhmm in UTC, the date format of the receipt text. */
 export function receiptDate(wallMs: number): string {
-  const d = new Date(wallMs);
-  return two(d.getUTCFullYear() % 100) + two(d.getUTCMonth() + 1) + two(d.getUTCDate()) + two(d.getUTCHours()) + two(d.getUTCMinutes());
+  const minute = Math.floor(wallMs / 60_000);
+  if (minute !== lastMinute) {
+    const d = new Date(minute * 60_000);
+    lastDate = two(d.getUTCFullYear() % 100) + two(d.getUTCMonth() + 1) + two(d.getUTCDate()) + two(d.getUTCHours()) + two(d.getUTCMinutes());
+    lastMinute = minute;
+  }
+  return lastDate;
 }
 
 export interface ReceiptTextFields {

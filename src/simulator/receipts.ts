@@ -1,8 +1,9 @@
 import type { Clock } from '../core/clock.js';
-import type { DeliverSmPdu, SubmitSmPdu } from '../smpp/pdu.js';
+import { EsmClass, type SubmitSmPdu } from '../smpp/pdu.js';
 import type { CompiledBehaviour } from './behaviour.js';
 import type { BindCounters } from './counters.js';
 import { DelayQueue } from './delay-queue.js';
+import { writeCString, writeHeader, writeLatin1 } from './hot-codec.js';
 import { receiptId } from './message-id.js';
 import { RECEIPT_STATS, formatReceiptText, receiptExcerpt, receiptWanted, type ReceiptStat } from './receipt-text.js';
 
@@ -35,7 +36,8 @@ export interface ReceiptJob {
 /** A bind a receipt can go to. */
 export interface ReceiptTarget {
   readonly bindId: number;
-  sendReceipt(job: ReceiptJob, pdu: Omit<DeliverSmPdu, 'sequenceNumber'>): void;
+  /** `deliverSm` is `encodeReceipt`'s; the target writes its sequence_number into it and keeps it. */
+  sendReceipt(job: ReceiptJob, deliverSm: Buffer): void;
 }
 
 /** Finds a receiving bind of an account; `preferBindId` wins when routing is 'same' and it can receive. */
@@ -43,31 +45,46 @@ export interface ReceiverDirectory {
   pickReceiver(systemId: string, preferBindId: number, routing: 'same' | 'any'): ReceiptTarget | undefined;
 }
 
-/** The deliver_sm of a receipt (SMPP v3.4 §4.6.1, esm_class 0x04, Appendix B text). */
-export function buildReceiptPdu(job: ReceiptJob, doneDate: number): Omit<DeliverSmPdu, 'sequenceNumber'> {
+const DELIVER_SM = 0x00000005;
+const HEADER = 16;
+/** SMPP v3.4 §5.3.2.12 receipted_message_id (C-Octet String), §5.3.2.35 message_state (1 octet). */
+const TLV_RECEIPTED_MESSAGE_ID = 0x001e;
+const TLV_MESSAGE_STATE = 0x0427;
+/** service_type through sm_length, less the two addresses' text: the octets every receipt has. */
+const FIXED_BODY = 1 + 2 + 1 + 2 + 1 + 3 + 1 + 1 + 4 + 1;
+
+/**
+ * The deliver_sm of a receipt (SMPP v3.4 §4.6.1: esm_class 0x04, data_coding 0, the Appendix B
+ * text, receipted_message_id and message_state), written by hand: one per message. Its
+ * sequence_number is 0; the bind that sends it writes its own.
+ */
+export function encodeReceipt(job: ReceiptJob, doneDate: number): Buffer {
   const text = formatReceiptText({ id: job.id, stat: job.stat, submitDate: job.submitDate, doneDate, text: job.excerpt });
-  return {
-    command: 'deliver_sm',
-    commandStatus: 0,
-    serviceType: '',
-    sourceAddrTon: job.sourceAddrTon,
-    sourceAddrNpi: job.sourceAddrNpi,
-    sourceAddr: job.sourceAddr,
-    destAddrTon: job.destAddrTon,
-    destAddrNpi: job.destAddrNpi,
-    destinationAddr: job.destinationAddr,
-    esmClass: 0x04,
-    protocolId: 0,
-    priorityFlag: 0,
-    scheduleDeliveryTime: '',
-    validityPeriod: '',
-    registeredDelivery: 0,
-    replaceIfPresentFlag: 0,
-    dataCoding: 0,
-    smDefaultMsgId: 0,
-    shortMessage: Buffer.from(text, 'latin1'),
-    tlvs: { receiptedMessageId: job.id, messageState: RECEIPT_STATS[job.stat] },
-  };
+  const length = HEADER + FIXED_BODY + job.sourceAddr.length + job.destinationAddr.length + text.length + (4 + job.id.length + 1) + (4 + 1);
+  const out = Buffer.allocUnsafe(length);
+  writeHeader(out, DELIVER_SM, 0, 0);
+  let o = HEADER;
+  out[o++] = 0; // service_type ''
+  out[o++] = job.sourceAddrTon;
+  out[o++] = job.sourceAddrNpi;
+  o = writeCString(out, job.sourceAddr, o);
+  out[o++] = job.destAddrTon;
+  out[o++] = job.destAddrNpi;
+  o = writeCString(out, job.destinationAddr, o);
+  out[o++] = EsmClass.DELIVERY_RECEIPT;
+  // protocol_id, priority_flag, schedule_delivery_time '', validity_period '', registered_delivery,
+  // replace_if_present_flag, data_coding, sm_default_msg_id: all 0.
+  out.fill(0, o, o + 8);
+  o += 8;
+  out[o++] = text.length; // sm_length: at most about 130 octets (a 20-digit id and a 20-octet excerpt)
+  o = writeLatin1(out, text, o);
+  out.writeUInt16BE(TLV_RECEIPTED_MESSAGE_ID, o);
+  out.writeUInt16BE(job.id.length + 1, o + 2);
+  o = writeCString(out, job.id, o + 4);
+  out.writeUInt16BE(TLV_MESSAGE_STATE, o);
+  out.writeUInt16BE(1, o + 2);
+  out[o + 4] = RECEIPT_STATS[job.stat];
+  return out;
 }
 
 /**
@@ -86,7 +103,7 @@ export class ReceiptDesk {
     private readonly behaviour: () => CompiledBehaviour,
     private readonly random: () => number,
   ) {
-    this.#queue = new DelayQueue(clock, (jobs) => { for (const job of jobs) this.#dispatch(job); });
+    this.#queue = new DelayQueue(clock, (jobs) => { for (const job of jobs) this.#dispatch(job); }, () => behaviour().spec.receipts.batchMs);
   }
 
   /** Receipts due but waiting for a receiving bind of their account. */
@@ -118,12 +135,17 @@ export class ReceiptDesk {
     };
   }
 
-  /** Sends `job` after the behaviour's receipt delay (counted from the submit_sm_resp). */
+  /**
+   * Sends `job` after the behaviour's receipt delay, counted from the submit_sm_resp; with no
+   * delay, at once, so it leaves in the same write as that response.
+   */
   schedule(job: ReceiptJob): void {
-    this.#enqueue(job, this.behaviour().receiptDelay(this.random));
+    const delay = this.behaviour().receiptDelay(this.random);
+    if (delay > 0) this.#enqueue(job, delay);
+    else this.sendNow(job);
   }
 
-  /** Sends `job` now, ahead of its submit_sm_resp. */
+  /** Sends `job` now (ahead of its submit_sm_resp, when the behaviour says so). */
   sendNow(job: ReceiptJob): void {
     job.origin.receiptsPending++;
     this.#dispatch(job);
@@ -178,9 +200,10 @@ export class ReceiptDesk {
       return;
     }
     job.origin.receiptsPending--;
-    const pdu = buildReceiptPdu(job, this.clock.wallNow());
-    target.sendReceipt(job, pdu);
+    const deliverSm = encodeReceipt(job, this.clock.wallNow());
     const dup = b.spec.receipts.duplicateProbability;
-    if (dup > 0 && this.random() < dup) target.sendReceipt(job, pdu);
+    const twice = dup > 0 && this.random() < dup;
+    target.sendReceipt(job, twice ? Buffer.from(deliverSm) : deliverSm);
+    if (twice) target.sendReceipt(job, deliverSm);
   }
 }

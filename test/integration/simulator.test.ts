@@ -309,6 +309,38 @@ describe('SMSC simulator over real sockets', () => {
     await c.take(isDeliver, 'receipt after five more');
   });
 
+  it('sends a receipt with no delay along with its response, and under load sends receipts at most every batchMs', async () => {
+    const clock = new ManualClock();
+    const { sim, port } = await simulator({ behaviour: { receipts: { delayMs: 0, batchMs: 10 } } }, clock);
+    const c = await client(port);
+    await c.bind();
+    const now = c.submit('1', 'now', { registeredDelivery: 1 });
+    c.send(now);
+    await c.take(isResp(now.sequenceNumber), 'resp');
+    await c.take(isDeliver, 'receipt without the clock moving');
+
+    const submitAndTakeResp = async (text: string): Promise<void> => {
+      const pdu = c.submit('1', text, { registeredDelivery: 1 });
+      c.send(pdu);
+      await c.take(isResp(pdu.sequenceNumber), `resp to ${text}`);
+    };
+    // Receipts 10 ms after their responses at t = 0 and t = 2: the first goes at t = 10, and the
+    // second, due at t = 12, waits for t = 20.
+    sim.setBehaviour({ receipts: { delayMs: 10 } });
+    await submitAndTakeResp('first');
+    clock.advance(2);
+    await submitAndTakeResp('second');
+    clock.advance(8);
+    const first = await c.take(isDeliver, 'first receipt, on time after a quiet spell');
+    expect(isDeliver(first) && first.shortMessage.toString('latin1')).toMatch(/text:first$/);
+    clock.advance(2);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(c.pending().filter(isDeliver)).toHaveLength(0);
+    clock.advance(8);
+    const second = await c.take(isDeliver, 'second receipt, batchMs after the first');
+    expect(isDeliver(second) && second.shortMessage.toString('latin1')).toMatch(/text:second$/);
+  });
+
   it('answers ESME_RTHROTTLED above the per-bind rate', async () => {
     const { sim, port } = await simulator({ behaviour: { throttleRatePerBind: 5, throttleBurst: 2 } });
     const c = await client(port);

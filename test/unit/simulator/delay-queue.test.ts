@@ -30,4 +30,17 @@ describe('DelayQueue', () => {
     clock.advance(95);
     expect(got).toEqual(['early', 'late']);
   });
+
+  it('drains at most once per minGapMs, each item at most that late, and on time after a quiet spell', () => {
+    const clock = new ManualClock();
+    const batches: Array<[number, string[]]> = [];
+    const q = new DelayQueue<string>(clock, (items) => batches.push([clock.now(), items]), () => 10);
+    q.push(5, 'a');
+    q.push(7, 'b');
+    q.push(9, 'c');
+    q.push(20, 'd');
+    q.push(40, 'e');
+    clock.advance(100);
+    expect(batches).toEqual([[5, ['a']], [15, ['b', 'c']], [25, ['d']], [40, ['e']]]);
+  });
 });

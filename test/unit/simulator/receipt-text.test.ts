@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatReceiptText, receiptDate, receiptExcerpt, receiptWanted } from '../../../src/simulator/receipt-text.js';
-import { buildReceiptPdu, type ReceiptJob } from '../../../src/simulator/receipts.js';
+import { RECEIPT_STATS, formatReceiptText, receiptDate, receiptExcerpt, receiptWanted } from '../../../src/simulator/receipt-text.js';
+import { encodeReceipt, type ReceiptJob } from '../../../src/simulator/receipts.js';
 import { BindCounters } from '../../../src/simulator/counters.js';
 import { MessageIdSource, receiptId } from '../../../src/simulator/message-id.js';
 import { decodePdu, encodePdu } from '../../../src/smpp/wire.js';
@@ -50,8 +50,9 @@ describe('receipt deliver_sm', () => {
   };
 
   it('carries esm_class 0x04, data_coding 0, receipted_message_id and message_state, and survives the codec', () => {
-    const pdu = buildReceiptPdu(job, done);
-    const decoded = decodePdu(encodePdu({ ...pdu, sequenceNumber: 9 }));
+    const bytes = encodeReceipt(job, done);
+    bytes.writeUInt32BE(9, 12);
+    const decoded = decodePdu(bytes);
     expect(decoded.ok).toBe(true);
     if (!decoded.ok || decoded.pdu.command !== 'deliver_sm') throw new Error('not a deliver_sm');
     expect(decoded.pdu.esmClass).toBe(0x04);
@@ -61,6 +62,21 @@ describe('receipt deliver_sm', () => {
     expect(decoded.pdu.tlvs?.receiptedMessageId).toBe('12ab');
     expect(decoded.pdu.tlvs?.messageState).toBe(3);
     expect(decoded.pdu.shortMessage.toString('latin1')).toMatch(/^id:12ab sub:001 dlvrd:000 submit date:2603070905 done date:2612312359 stat:EXPIRED err:\d{3} text:hi$/);
+  });
+
+  it('writes the same octets as the codec would for the same deliver_sm', () => {
+    for (const j of [job, { ...job, id: '123456789012345678', stat: 'DELIVRD' as const, excerpt: 'caf\xe9 \x00 twenty chars', sourceAddr: '', destinationAddr: 'Sender\xff' }]) {
+      const text = formatReceiptText({ id: j.id, stat: j.stat, submitDate: j.submitDate, doneDate: done, text: j.excerpt });
+      const expected = encodePdu({
+        command: 'deliver_sm', sequenceNumber: 0, commandStatus: 0, serviceType: '',
+        sourceAddrTon: j.sourceAddrTon, sourceAddrNpi: j.sourceAddrNpi, sourceAddr: j.sourceAddr,
+        destAddrTon: j.destAddrTon, destAddrNpi: j.destAddrNpi, destinationAddr: j.destinationAddr,
+        esmClass: 0x04, protocolId: 0, priorityFlag: 0, scheduleDeliveryTime: '', validityPeriod: '',
+        registeredDelivery: 0, replaceIfPresentFlag: 0, dataCoding: 0, smDefaultMsgId: 0,
+        shortMessage: Buffer.from(text, 'latin1'), tlvs: { receiptedMessageId: j.id, messageState: RECEIPT_STATS[j.stat] },
+      });
+      expect(encodeReceipt(j, done).toString('hex')).toBe(expected.toString('hex'));
+    }
   });
 });
 
