@@ -64,6 +64,8 @@ export interface DaemonCaseResult {
   e2e?: E2eFigures;
   /** The daemon's CPU over the measured part (e2e: until the last DELIVERED) per accepted message. */
   daemonCpuUsPerMessage: number;
+  /** Cases 1 and 3: the load generator's CPU (the bench process while the load ran) per request offered, µs. */
+  generatorCpuUsPerRequest?: number;
   /**
    * CPU over the measured part, % of one core: each process, the whole machine (2 cores: 200),
    * and the time the daemon's main thread was ready to run but waited for a core.
@@ -182,6 +184,7 @@ async function loadCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
     smscSubmitsPerSecond: round((submitsAfterLoad - (await meters!.submitsBefore)) / loadSeconds),
     smscMaxOutstandingPerBind: maxOutstanding(counters),
     daemonCpuUsPerMessage: round(cpu.daemonCpuUs / Math.max(1, load.accepted), 1),
+    generatorCpuUsPerRequest: round(load.clientCpuUs / Math.max(1, load.offered), 1),
     cpuPercent: cpu.percent,
     daemonPeakRssMb: round(d.peakRssMb()),
     ids: load.ids,
@@ -308,6 +311,7 @@ export function renderDaemonTable(results: DaemonCaseResult[]): string {
     if (r.errors) parts.push(`${r.errors} connection errors`);
     if (r.skipped) parts.push(`${r.skipped} requests not offered (over the generator's pending cap)`);
     if (r.offered && !r.bulk) parts.push(`offered ${round(r.offered / r.seconds)}/s`);
+    if (r.generatorCpuUsPerRequest !== undefined) parts.push(`load generator ${r.generatorCpuUsPerRequest} µs CPU per request`);
     if (r.e2e) {
       parts.push(`${r.e2e.delivered} DELIVERED in the store, drain ${r.e2e.drainSeconds} s after the load, accept→DELIVERED max ${r.e2e.acceptToDeliveredMaxMs} ms, status sample ${r.e2e.statusSample} DELIVERED`);
       if (Object.keys(r.e2e.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.e2e.notDelivered)}`);
