@@ -1,12 +1,12 @@
 /**
  * Bearer tokens (messaging-service-api.md §5): a missing or unknown token is 401 with the
  * gateway's two-field body; a known token that may not use a sender ID is 403. Tokens are
- * compared in constant time: both sides are hashed to equal-length SHA-256 digests and every
- * client is compared, so neither the length nor the position of a match shows in the timing.
- * A token never reaches a message or a log line.
+ * compared in constant time: both sides are hashed to equal-length SHA-256 digests (the
+ * configured ones once, at start) and every client is compared, so neither the length nor the
+ * position of a match shows in the timing. A token never reaches a message or a log line.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import * as crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError, sendUnauthorized } from './errors.js';
 
 /** One caller of the API (the config's `clients[]`, token read). */
@@ -21,33 +21,58 @@ export interface HttpClient {
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
-const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+/** Where the hook leaves the client on the request (a request decorator: no per-request map entry). */
+const CLIENT = Symbol('smppd.client');
+
+/**
+ * SHA-256 of the token, UTF-8. crypto.hash (Node ≥ 20.12) is the one-shot form, with no Hash
+ * object per request; its digest as a 'binary' (latin1) string copied into a pooled Buffer costs
+ * half of a digest returned as a Buffer.
+ */
+const digest: (token: string) => Buffer = typeof crypto.hash === 'function'
+  ? (token) => Buffer.from(crypto.hash('sha256', token, 'binary'), 'binary')
+  : (token) => crypto.createHash('sha256').update(token, 'utf8').digest();
 
 export class Authenticator {
   readonly #clients: ReadonlyArray<{ client: HttpClient; digest: Buffer }>;
-  readonly #byRequest = new WeakMap<FastifyRequest, HttpClient>();
 
   constructor(clients: readonly HttpClient[]) {
     this.#clients = clients.map((client) => ({ client, digest: digest(client.token) }));
   }
 
-  /** fastify onRequest hook: runs before the body is read, so an unknown caller cannot make us read one. */
-  readonly authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const header = request.headers.authorization;
-    if (header === undefined || header === '') return sendUnauthorized(reply, 'missing bearer token: send the header Authorization: Bearer <token>');
-    const m = BEARER.exec(header);
-    if (!m?.[1]) return sendUnauthorized(reply, 'the Authorization header must be Bearer <token>');
-    const client = this.#match(m[1]);
-    if (!client) return sendUnauthorized(reply, 'invalid bearer token');
-    this.#byRequest.set(request, client);
-    return undefined;
-  };
+  /** Every route of `scope` needs a token; `clientOf` answers who sent it. */
+  guard(scope: FastifyInstance): void {
+    scope.decorateRequest(CLIENT, null);
+    scope.addHook('onRequest', this.#authenticate);
+  }
 
   /** The client the request authenticated as. */
   clientOf(request: FastifyRequest): HttpClient {
-    const client = this.#byRequest.get(request);
+    const client = request.getDecorator<HttpClient | null>(CLIENT);
     if (!client) throw new ApiError('INTERNAL', 'route served without authentication');
     return client;
+  }
+
+  /**
+   * onRequest: runs before the body is read, so an unknown caller cannot make us read one. A
+   * callback hook, not an async one: no promise per request. A 401 is sent and `done` not called.
+   */
+  readonly #authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const client = this.#identify(request.headers.authorization);
+    if (typeof client === 'string') {
+      sendUnauthorized(reply, client);
+      return;
+    }
+    request.setDecorator(CLIENT, client);
+    done();
+  };
+
+  /** The client the Authorization header names, or why it names none. */
+  #identify(header: string | undefined): HttpClient | string {
+    if (header === undefined || header === '') return 'missing bearer token: send the header Authorization: Bearer <token>';
+    const m = BEARER.exec(header);
+    if (!m?.[1]) return 'the Authorization header must be Bearer <token>';
+    return this.#match(m[1]) ?? 'invalid bearer token';
   }
 
   #match(token: string): HttpClient | undefined {
@@ -55,7 +80,7 @@ export class Authenticator {
     let found: HttpClient | undefined;
     for (const c of this.#clients) {
       // No early exit: every client costs the same comparison.
-      if (timingSafeEqual(presented, c.digest) && found === undefined) found = c.client;
+      if (crypto.timingSafeEqual(presented, c.digest) && found === undefined) found = c.client;
     }
     return found;
   }

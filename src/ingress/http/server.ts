@@ -53,7 +53,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
 
   // JSON, and multipart for sendbulk; any other Content-Type is 415. An empty JSON body is
-  // no body (send-now takes its id from the query or the body).
+  // no body (send-now takes its id from the query or the body). Multipart is read by sendbulk
+  // alone, so @fastify/multipart is registered in its scope only (its onResponse hook would
+  // otherwise run on every request); elsewhere a multipart request has no body.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -64,23 +66,29 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       done(new ApiError('INVALID_JSON', 'the body is not valid JSON'), undefined);
     }
   });
-  void app.register(fastifyMultipart, { limits: { fileSize: deps.limits.maxUploadBytes, fieldSize: deps.limits.maxBodyBytes } });
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
   const log = deps.log.child({ component: 'http' });
   app.setErrorHandler(errorHandler(log));
   app.setNotFoundHandler(notFoundHandler);
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     // Method, path and status only: never a header (the token), never the query or body.
     log.debug({ event: 'http_request', method: request.method, path: requestPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'HTTP request');
+    done();
   });
 
   const auth = new Authenticator(deps.clients);
   const ctx: RouteContext = { deps, auth, serial: new KeyedSerial() };
   app.get('/openapi.json', async () => openApiDocument());
   void app.register(async (scope) => {
-    scope.addHook('onRequest', auth.authenticate);
+    auth.guard(scope);
     registerSendRoutes(scope, ctx);
-    registerBulkRoutes(scope, ctx);
+    void scope.register(async (bulk) => {
+      bulk.removeContentTypeParser('multipart/form-data');
+      await bulk.register(fastifyMultipart, { limits: { fileSize: deps.limits.maxUploadBytes, fieldSize: deps.limits.maxBodyBytes } });
+      registerBulkRoutes(bulk, ctx);
+    });
     registerBatchRoutes(scope, ctx);
     registerScheduleRoutes(scope, ctx);
     registerStatusRoutes(scope, ctx);

@@ -5,7 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ERROR_FIELDS, TOKENS, WALL_START, bearer, httpHarness, type Harness } from '../../support/http.js';
+import { ERROR_FIELDS, TOKENS, WALL_START, bearer, httpHarness, multipart, type Harness } from '../../support/http.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -159,6 +159,14 @@ describe('the body as a whole', () => {
     expectError(await send(JSON.stringify(valid), { ...bearer(), 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('a multipart body is no body here (only sendbulk reads multipart): 400, not 415', async () => {
+    const form = multipart([{ name: 'senderId', value: 'MyBrand' }]);
+    for (const url of ['/sms/sendSms', '/sms/identify']) {
+      const res = await h.app.inject({ method: 'POST', url, headers: { ...bearer(), ...form.headers }, payload: form.payload });
+      expectError(res, 400, 'VALIDATION', 'the body must be a JSON object', url);
+    }
+  });
+
   it('a JSON Content-Type with a charset is JSON', async () => {
     expect((await send(JSON.stringify(valid), { ...bearer(), 'content-type': 'application/json; charset=utf-8' })).statusCode).toBe(200);
   });
@@ -196,6 +204,20 @@ describe('auth (§5)', () => {
 
   it('is checked before the body is read', async () => {
     expect401(await send('{bad json', { 'content-type': 'application/json' }), 'missing bearer token');
+  });
+
+  it('a refused request goes no further: nothing is stored', async () => {
+    expect401(await send(valid, bearer('not-a-known-token-at-all')), 'invalid bearer token');
+    expect401(await send(valid, {}), 'missing bearer token');
+    expect(h.acceptSizes).toEqual([]);
+  });
+
+  it('each request is served as the client whose token it carries', async () => {
+    const sent = await send(valid, bearer(TOKENS.other));
+    expect((await h.store.getMessage(sent.body))?.client).toBe('other');
+    const own = await h.app.inject({ method: 'GET', url: `/sms/status/${sent.body}`, headers: bearer(TOKENS.other) });
+    expect(own.statusCode).toBe(200);
+    expectError(await h.app.inject({ method: 'GET', url: `/sms/status/${sent.body}`, headers: bearer() }), 404, 'MESSAGE_NOT_FOUND', '', `/sms/status/${sent.body}`);
   });
 
   it('a sender outside the client’s senders is 403', async () => {
@@ -243,6 +265,21 @@ describe('scheduling a sendSms', () => {
 
   it('a time within the last minute still counts as now', async () => {
     expect((await at(new Date(WALL_START - 30_000).toISOString().slice(0, 19))).statusCode).toBe(200);
+  });
+});
+
+describe('the request log', () => {
+  it('has one debug line per request, answered or refused: method, path without the query, and status', async () => {
+    await send(valid);
+    await send(valid, {});
+    await h.app.inject({ method: 'GET', url: '/sms/edit?batch_Id=12345', headers: bearer() });
+    const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'http_request');
+    expect(lines.map(({ level, method, path, status }) => ({ level, method, path, status }))).toEqual([
+      { level: 'debug', method: 'POST', path: '/sms/sendSms', status: 200 },
+      { level: 'debug', method: 'POST', path: '/sms/sendSms', status: 401 },
+      { level: 'debug', method: 'GET', path: '/sms/edit', status: 404 },
+    ]);
+    for (const line of lines) expect(typeof line.ms).toBe('number');
   });
 });
 
