@@ -95,7 +95,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     })),
   });
   const http = buildHttpServer({
-    acceptor, store, identify, clock, log: log.child({ component: 'http' }),
+    acceptor, store, identify, clock, log, // the server names its own component
     clients: config.clients,
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
   });

@@ -60,11 +60,14 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new ApiError('INVALID_JSON', 'the body is not valid JSON'), undefined);
+      return done(new ApiError('INVALID_JSON', 'the body is not valid JSON'), undefined);
     }
+    // Outside the try: an error thrown further down the route is not bad JSON.
+    done(null, parsed);
   });
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
