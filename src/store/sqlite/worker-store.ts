@@ -6,7 +6,7 @@
  * cost of crossing threads is paid per batch, not per call. The promises keep `Store`'s meaning:
  * a write resolves after its commit, and a read made after that sees it.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, InboundRecord, MessageView, PartResult, ReceiptApplied,
@@ -18,8 +18,10 @@ import {
 } from './worker-protocol.js';
 
 export interface WorkerStoreHooks {
-  /** The worker died (an uncaught error, or it exited) while the store was open: nothing more can be stored. */
+  /** The worker died (out of memory, an uncaught error, or it exited) while the store was open: nothing more can be stored. */
   onFatal?: (error: SmppdError) => void;
+  /** Caps the worker's heap (Node's default otherwise); reaching it kills the worker, which is fatal. */
+  resourceLimits?: ResourceLimits;
 }
 
 interface PendingCall {
@@ -43,7 +45,8 @@ export class SqliteWorkerStore implements Store {
 
   /** Starts the worker and opens the store in it; rejects as `SqliteStore.open` would. */
   static async open(options: WorkerStoreOptions, hooks: WorkerStoreHooks = {}): Promise<SqliteWorkerStore> {
-    const worker = new Worker(...workerEntry(options));
+    const [entry, workerOptions] = workerEntry(options);
+    const worker = new Worker(entry, hooks.resourceLimits ? { ...workerOptions, resourceLimits: hooks.resourceLimits } : workerOptions);
     const store = new SqliteWorkerStore(worker);
     await new Promise<void>((resolve, reject) => {
       const settle = (error?: SmppdError): void => {

@@ -96,6 +96,31 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     }
   });
 
+  it('a worker that dies (here: out of memory) rejects what was pending and every later call, and says so once', async () => {
+    const fatal: unknown[] = [];
+    const store = await SqliteWorkerStore.open({ path }, { onFatal: (e) => fatal.push(e), resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 } });
+    open.push(store);
+    await store.accept({ messages: [newMessage('fits')], now: 1 });
+    // Sent in one turn, these arrive in one message: 80 MB of text at once in a 16 MB heap.
+    const huge = Array.from({ length: 8 }, (_, i) =>
+      store.accept({ messages: [newMessage(`huge${i}`, { text: `${i}`.repeat(10_000_000) })], now: 2 }).catch((e: unknown) => e));
+    for (const pending of await Promise.all(huge)) {
+      expect(isSmppdError(pending, 'INTERNAL')).toBe(true);
+      expect((pending as Error).message).toMatch(/store worker/);
+    }
+    const later = await store.getMessage('fits').catch((e: unknown) => e);
+    expect(isSmppdError(later, 'INTERNAL')).toBe(true);
+    expect(fatal).toHaveLength(1);
+    // What was committed before is in the file.
+    const reopened = await SqliteStore.open({ path, clock: new SystemClock() });
+    try {
+      expect((await reopened.getMessage('fits'))?.status).toBe('SUBMITTED');
+      expect(await reopened.getMessage('huge0')).toBeUndefined();
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('a file that cannot be opened rejects open with the path, and leaves no worker behind', async () => {
     const refused = await SqliteWorkerStore.open({ path: join(dir, 'missing', 'smppd.db') }).catch((e: unknown) => e);
     expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
