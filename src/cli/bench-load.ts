@@ -130,7 +130,10 @@ class SendSmsLoad {
     this.#latencies = new LatencyLog(s.ratePerSecond > 0 ? Math.ceil(s.ratePerSecond * s.seconds) + 1024 : 65_536);
     this.#start = performance.now();
     this.#stopAt = this.#start + this.#warmupMs + s.seconds * 1000;
+    // The measured part begins when the warm-up ends, answers or none: a daemon that answers
+    // nothing then is measured as such.
     if (this.#warmupMs === 0) this.#begin();
+    else setTimeout(() => { if (!this.#measuring) this.#begin(); }, this.#warmupMs);
   }
 
   /** Each of `concurrency` requests is sent again as soon as it is answered, until the time is up. */
@@ -158,9 +161,17 @@ class SendSmsLoad {
     });
     let due = 0;
     let ticked = this.#start;
+    const warmupEnd = this.#start + this.#warmupMs;
     for (;;) {
       // Up to the end of the schedule and no further: a wait for an answer may run past it.
       const now = ended ? this.#stopAt : Math.min(performance.now(), this.#stopAt);
+      if (ticked < warmupEnd && now > warmupEnd) {
+        // The schedule before the end of the warm-up is warm-up, however late the loop woke:
+        // issued uncounted, or dropped uncounted when maxPending are unanswered.
+        due += ((warmupEnd - ticked) * this.#s.ratePerSecond) / 1000;
+        ticked = warmupEnd;
+        for (; due >= 1; due--) if (this.#pending < this.#maxPending) this.#issue(false);
+      }
       this.#beginIfDue(now);
       due += ((now - ticked) * this.#s.ratePerSecond) / 1000;
       ticked = now;
@@ -217,10 +228,10 @@ class SendSmsLoad {
     this.#settled();
   }
 
-  #issue(): void {
+  #issue(counted = this.#measuring): void {
     this.#pending++;
-    if (this.#measuring) this.#offered++;
-    const call = new SendSmsCall(this, performance.now(), this.#measuring);
+    if (counted) this.#offered++;
+    const call = new SendSmsCall(this, performance.now(), counted);
     this.#pool.dispatch({ path: '/sms/sendSms', method: 'POST', headers: this.#headers, body: sendSmsBody(this.#n++) }, call);
   }
 

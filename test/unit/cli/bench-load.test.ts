@@ -238,6 +238,16 @@ describe('runSendSmsLoad, closed loop', () => {
     // Requests are numbered in the order issued: the measured ones are exactly those after the warm-up.
     expect(idNumbers(r.ids)).toEqual(range(warmup, r.offered));
   });
+
+  it('begins the measured part when the warm-up ends even if no answer comes then', async () => {
+    // Each POST answered after 600 ms: nothing is answered between the end of the warm-up (0.2 s) and the end (0.5 s).
+    const stub = await startStub((s, post, res) => { setTimeout(() => s.reply(post, res), 600); });
+    let starts = 0;
+    const r = await runSendSmsLoad(stub.target, { concurrency: 2, seconds: 0.3, ratePerSecond: 0, warmupSeconds: 0.2, onMeasureStart: () => starts++ });
+    expect(starts).toBe(1);
+    expect(r.offered).toBe(0); // both requests went in the warm-up, and no answer came to send another
+    expect(r.accepted).toBe(0);
+  });
 });
 
 describe('runSendSmsLoad, open loop', () => {
@@ -292,12 +302,29 @@ describe('runSendSmsLoad, open loop', () => {
     const warmup = stub.posts.length - r.offered;
     expect(warmup).toBeGreaterThan(0);
     expect(r.skipped).toBe(0);
-    // The measured schedule is 60; the tick that crosses the end of the warm-up counts whole,
-    // so a late tick may add some. Never the 100 of the whole run.
+    // The measured schedule is 60 (the tick that crosses the end of the warm-up is split there).
+    // Never the 100 of the whole run.
     expect(r.offered).toBeGreaterThanOrEqual(59);
     expect(r.offered).toBeLessThan(100);
     expect(r.accepted).toBe(r.offered);
     expect(idNumbers(r.ids)).toEqual(range(warmup, r.offered));
+  });
+
+  it('a daemon silent across the end of the warm-up: the warm-up part of the schedule is not counted', async () => {
+    // Holds everything until 0.7 s; the schedule is 0.2 s of warm-up then 0.3 s measured at 200/s.
+    const held: { post: SeenPost; res: ServerResponse }[] = [];
+    const stub = await startStub((_s, post, res) => { held.push({ post, res }); });
+    const release = setTimeout(() => { for (const h of held.splice(0)) stub.reply(h.post, h.res); }, 700);
+    let starts = 0;
+    const r = await runSendSmsLoad(stub.target, {
+      concurrency: 2, seconds: 0.3, ratePerSecond: 200, warmupSeconds: 0.2, maxPending: 2, onMeasureStart: () => starts++,
+    });
+    clearTimeout(release);
+    expect(starts).toBe(1);
+    // Both pending slots went in the warm-up; the measured 60 slots were all skipped (one fewer for rounding).
+    expect(r.offered).toBe(0);
+    expect(r.skipped).toBeGreaterThanOrEqual(59);
+    expect(r.skipped).toBeLessThanOrEqual(60);
   });
 });
 
