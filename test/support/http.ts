@@ -86,9 +86,13 @@ export async function httpHarness(o: HarnessOptions = {}) {
   await app.ready();
   return {
     app, store, clock, logs, acceptSizes, onAccept,
+    /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();
       await cleanup();
+      const logged = logs.join('\n');
+      const leaked = Object.entries(TOKENS).filter(([, token]) => logged.includes(token)).map(([name]) => name);
+      if (leaked.length > 0) throw new Error(`the log holds the token of client(s) ${leaked.join(', ')}`);
     },
   };
 }

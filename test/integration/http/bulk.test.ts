@@ -11,9 +11,7 @@ beforeEach(async () => {
   h = await httpHarness();
 });
 afterEach(async () => {
-  const logs = h.logs.join('\n');
-  for (const token of Object.values(TOKENS)) expect(logs).not.toContain(token);
-  await h.close();
+  await h.close(); // also fails if a token reached the log
 });
 
 const request = { senderId: 'MyBrand', message: 'Sale today', messageType: 'TEXT' };
