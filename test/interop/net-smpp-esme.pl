@@ -19,7 +19,9 @@
 use strict;
 use warnings;
 use Net::SMPP;
-use JSON::PP;
+use FindBin;
+use lib $FindBin::Bin;
+use InteropJson qw(emit tlvs_of);
 use Encode qw(encode);
 
 $| = 1;
@@ -28,19 +30,7 @@ die "usage: $0 PORT [SYSTEM_ID [PASSWORD]]\n" unless $port;
 $system_id = 'smppclient1' unless defined $system_id;
 $password = 'password' unless defined $password;
 
-my $json = JSON::PP->new->canonical;
-sub emit { my ($event, %fields) = @_; print $json->encode({ event => $event, %fields }), "\n"; }
 $SIG{__WARN__} = sub { my $w = shift; chomp $w; emit('warning', text => $w); };
-
-sub tlvs_of {
-  my ($pdu) = @_;
-  my %out;
-  for my $k (grep { /^\d+$/ } keys %$pdu) {
-    my $known = Net::SMPP::param_tab->{$k};
-    $out{sprintf('0x%04x', $k)} = { name => ($known ? $known->{name} : undef), hex => unpack('H*', $pdu->{$k}) };
-  }
-  return \%out;
-}
 
 my ($smpp, $resp) = Net::SMPP->new_transceiver('127.0.0.1', port => $port, timeout => 10,
   system_id => $system_id, password => $password, smpp_version => 0x34);

@@ -22,7 +22,10 @@
 use strict;
 use warnings;
 use Net::SMPP;
-use JSON::PP;
+use JSON::PP ();
+use FindBin;
+use lib $FindBin::Bin;
+use InteropJson qw(emit tlvs_of);
 
 $| = 1;
 my ($port, $want_system_id, $want_password) = @ARGV;
@@ -31,22 +34,8 @@ $want_system_id = 'smppclient1' unless defined $want_system_id;
 $want_password = 'password' unless defined $want_password;
 my $SMSC_SYSTEM_ID = 'net-smpp-smsc';
 
-my $json = JSON::PP->new->canonical;
-sub emit { my ($event, %fields) = @_; print $json->encode({ event => $event, %fields }), "\n"; }
 # Net::SMPP's own warning on a closed connection is the eof event below.
 $SIG{__WARN__} = sub { my $w = shift; chomp $w; emit('warning', text => $w) unless $w =~ /^premature eof/; };
-
-# Net::SMPP keeps every optional parameter under its numeric tag (and its name when it knows it),
-# always as the raw value octets.
-sub tlvs_of {
-  my ($pdu) = @_;
-  my %out;
-  for my $k (grep { /^\d+$/ } keys %$pdu) {
-    my $known = Net::SMPP::param_tab->{$k};
-    $out{sprintf('0x%04x', $k)} = { name => ($known ? $known->{name} : undef), hex => unpack('H*', $pdu->{$k}) };
-  }
-  return \%out;
-}
 
 my $listen = Net::SMPP->new_listen('127.0.0.1', port => $port, timeout => 60, smpp_version => 0x34)
   or die "cannot listen on 127.0.0.1:$port: $!";
