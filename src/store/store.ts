@@ -25,19 +25,10 @@ export interface StoredPartBody {
   messagePayload?: Buffer;
 }
 
-export interface NewMessage {
-  /** Assigned by the caller (ingress): the id answered to the client. */
-  id: string;
-  client: string;
-  upstream: string;
+/** What every submit_sm of a message carries besides its body: fixed when the message is accepted. */
+export interface SubmitAddressing {
   source: string;
   destination: string;
-  text: string;
-  /** As the client asked: TEXT or UNICODE. */
-  messageType: 'TEXT' | 'UNICODE';
-  /** As encoded: GSM-7 or UNICODE. */
-  encoding: 'GSM-7' | 'UNICODE';
-  campaignName: string | null;
   registeredDelivery: number;
   sourceTon: number;
   sourceNpi: number;
@@ -45,6 +36,19 @@ export interface NewMessage {
   destNpi: number;
   /** SMPP validity_period string ('' = SMSC default). */
   validityPeriod: string;
+}
+
+export interface NewMessage extends SubmitAddressing {
+  /** Assigned by the caller (ingress): the id answered to the client. */
+  id: string;
+  client: string;
+  upstream: string;
+  text: string;
+  /** As the client asked: TEXT or UNICODE. */
+  messageType: 'TEXT' | 'UNICODE';
+  /** As encoded: GSM-7 or UNICODE. */
+  encoding: 'GSM-7' | 'UNICODE';
+  campaignName: string | null;
   /** Not sent after this instant (expiryHour); null = no limit. */
   expiresAt: number | null;
   /** Not sent before this instant (a schedule); null = at once. */
@@ -136,17 +140,9 @@ export interface MessageView {
 }
 
 /** A message the dispatcher hands to the pool: its parts still to send, in order. */
-export interface ClaimedMessage {
+export interface ClaimedMessage extends SubmitAddressing {
   id: string;
   upstream: string;
-  source: string;
-  destination: string;
-  registeredDelivery: number;
-  sourceTon: number;
-  sourceNpi: number;
-  destTon: number;
-  destNpi: number;
-  validityPeriod: string;
   /** Parts not yet accepted, in order; `part` is 1-based. */
   parts: Array<StoredPartBody & { part: number; attempts: number }>;
 }
