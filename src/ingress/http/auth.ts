@@ -25,13 +25,11 @@ const BEARER = /^Bearer +(\S+) *$/i;
 const CLIENT = Symbol('smppd.client');
 
 /**
- * SHA-256 of the token, UTF-8. crypto.hash (Node ≥ 20.12) is the one-shot form, with no Hash
- * object per request; its digest as a 'binary' (latin1) string copied into a pooled Buffer costs
- * half of a digest returned as a Buffer.
+ * SHA-256 of the token, UTF-8. crypto.hash (Node ≥ 20.12; package.json requires 20.18.1) is the
+ * one-shot form, with no Hash object per request; its digest as a 'binary' (latin1) string
+ * copied into a pooled Buffer costs half of a digest returned as a Buffer.
  */
-const digest: (token: string) => Buffer = typeof crypto.hash === 'function'
-  ? (token) => Buffer.from(crypto.hash('sha256', token, 'binary'), 'binary')
-  : (token) => crypto.createHash('sha256').update(token, 'utf8').digest();
+const digest = (token: string): Buffer => Buffer.from(crypto.hash('sha256', token, 'binary'), 'binary');
 
 export class Authenticator {
   readonly #clients: ReadonlyArray<{ client: HttpClient; digest: Buffer }>;
