@@ -68,7 +68,8 @@ export class SqliteWorkerStore implements Store {
     worker.on('message', (m: FromWorker) => store.#onMessage(m));
     worker.on('error', (e) => store.#fail(new SmppdError(ErrorCode.INTERNAL, `the store worker failed: ${e.message}`, undefined, { cause: e }), hooks));
     worker.on('exit', (code) => {
-      if (!store.#closed) store.#fail(new SmppdError(ErrorCode.INTERNAL, `the store worker exited (code ${code})`), hooks);
+      // Exiting is what a worker does after close(): only an exit nobody asked for is fatal.
+      if (!store.#closing) store.#fail(new SmppdError(ErrorCode.INTERNAL, `the store worker exited (code ${code})`), hooks);
     });
     return store;
   }
