@@ -7,19 +7,12 @@
  * same way, in `receipts.ts`.
  */
 import type { SubmitSmPdu } from '../smpp/pdu.js';
+import { writeHeader } from '../smpp/wire.js';
 
 /** SMPP v3.4 §3.2. */
 const HEADER = 16;
 const SUBMIT_SM_RESP = 0x80000004;
 const GENERIC_NACK = 0x80000000;
-
-/** Writes the 16-byte header of the PDU that fills `out` (command_length is its length). */
-export function writeHeader(out: Buffer, commandId: number, status: number, sequence: number): void {
-  out.writeUInt32BE(out.length, 0);
-  out.writeUInt32BE(commandId >>> 0, 4);
-  out.writeUInt32BE(status >>> 0, 8);
-  out.writeUInt32BE(sequence >>> 0, 12);
-}
 
 function headerOnly(commandId: number, status: number, sequence: number): Buffer {
   const out = Buffer.allocUnsafe(HEADER);

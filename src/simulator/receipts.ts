@@ -3,7 +3,8 @@ import { EsmClass, type SubmitSmPdu } from '../smpp/pdu.js';
 import type { CompiledBehaviour } from './behaviour.js';
 import type { BindCounters } from './counters.js';
 import { DelayQueue } from './delay-queue.js';
-import { writeCString, writeHeader, writeLatin1 } from './hot-codec.js';
+import { writeHeader } from '../smpp/wire.js';
+import { writeCString, writeLatin1 } from './hot-codec.js';
 import { receiptId } from './message-id.js';
 import { RECEIPT_STATS, formatReceiptText, receiptExcerpt, receiptWanted, type ReceiptStat } from './receipt-text.js';
 

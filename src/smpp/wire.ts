@@ -135,11 +135,16 @@ export function encodePdu(pdu: Pdu): Buffer {
 
 function header(length: number, commandId: number, status: number, sequence: number): Buffer {
   const out = Buffer.allocUnsafe(length);
-  out.writeUInt32BE(length, 0);
+  writeHeader(out, commandId, status, sequence);
+  return out;
+}
+
+/** Writes the 16-byte header (SMPP v3.4 §3.2) of the PDU that fills `out`: command_length is its length. */
+export function writeHeader(out: Buffer, commandId: number, status: number, sequence: number): void {
+  out.writeUInt32BE(out.length, 0);
   out.writeUInt32BE(commandId >>> 0, 4);
   out.writeUInt32BE(status >>> 0, 8);
   out.writeUInt32BE(sequence >>> 0, 12);
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
