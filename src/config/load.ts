@@ -1,7 +1,8 @@
 /**
  * Reads the YAML configuration once, at start: file → YAML → files it names (passwordFile,
- * tokenFile, TLS PEMs) → validation → `SmppdConfig`. Every problem is reported at once, one
- * `path: reason` per line, in one `SmppdError`; no message ever carries a secret's value.
+ * tokenFile, webhook secretFile, TLS and webhook CA PEMs) → validation → `SmppdConfig`. Every
+ * problem is reported at once, one `path: reason` per line, in one `SmppdError`; no message ever
+ * carries a secret's value.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
@@ -9,8 +10,8 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import {
   PASSWORD_MAX, TOKEN_MIN, configSchema, formatIssues, formatPath, parseListen,
-  type ClientConfig, type HttpConfig, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig, type SmppdConfig,
-  type TlsConfig, type UpstreamConfig,
+  type ClientConfig, type HttpConfig, type ParsedClient, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig,
+  type SmppdConfig, type TlsConfig, type UpstreamConfig, type WebhookConfig,
 } from './schema.js';
 
 /** Reads, parses and validates a config file. Relative paths in it resolve against its folder. */
@@ -79,10 +80,11 @@ interface FileRef {
   /** As written in the config, relative or not. */
   given: string;
   /**
-   * A secret file (a password or a token) loses one trailing newline (`echo pw > file`), and
-   * its path stays out of messages: a secret typed into passwordFile by mistake must not be printed.
+   * A secret file (a password, a token or a webhook secret) loses one trailing newline
+   * (`echo pw > file`), and its path stays out of messages: a secret typed into passwordFile by
+   * mistake must not be printed.
    */
-  secret: 'password' | 'token' | false;
+  secret: 'password' | 'token' | 'secret' | false;
 }
 
 interface NamedFiles {
@@ -114,7 +116,12 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
     }
     if (Array.isArray(input.clients)) {
       input.clients.forEach((c: unknown, i) => {
-        if (isRecord(c) && c.token === undefined) add(['clients', i, 'tokenFile'], c.tokenFile, 'token');
+        if (!isRecord(c)) return;
+        if (c.token === undefined) add(['clients', i, 'tokenFile'], c.tokenFile, 'token');
+        const hook = c.webhook;
+        if (!isRecord(hook)) return;
+        if (hook.secret === undefined) add(['clients', i, 'webhook', 'secretFile'], hook.secretFile, 'secret');
+        add(['clients', i, 'webhook', 'ca'], hook.ca, false);
       });
     }
   }
@@ -133,8 +140,8 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
     if (r.data === undefined) problems.push(r.problem);
     else if (r.ref.secret === 'password' && r.data.toString('utf8').length > PASSWORD_MAX) {
       problems.push(`${r.ref.at}: the password in the file must be at most ${PASSWORD_MAX} characters (SMPP v3.4 password)`);
-    } else if (r.ref.secret === 'token' && r.data.toString('utf8').length < TOKEN_MIN) {
-      problems.push(`${r.ref.at}: the token in the file must be at least ${TOKEN_MIN} characters`);
+    } else if ((r.ref.secret === 'token' || r.ref.secret === 'secret') && r.data.toString('utf8').length < TOKEN_MIN) {
+      problems.push(`${r.ref.at}: the ${r.ref.secret} in the file must be at least ${TOKEN_MIN} characters`);
     } else contents.set(r.ref.at, r.data);
   }
   return { contents, problems };
@@ -173,7 +180,7 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   // Inline, or the content of the file (read and checked by readNamedFiles).
   const secret = (inline: string | undefined, at: string): string => inline ?? files.get(at)?.toString('utf8') ?? '';
   const upstreams = parsed.upstreams.map((u, i) => resolveUpstream(u, `upstreams[${i}]`, files, secret));
-  const clients = parsed.clients.map(({ token, tokenFile: _file, ...rest }, i): ClientConfig => ({ ...rest, token: secret(token, `clients[${i}].tokenFile`) }));
+  const clients = parsed.clients.map((c, i) => resolveClient(c, `clients[${i}]`, files, secret));
   const { host, port } = parseListen(parsed.http.listen) ?? { host: '', port: 0 }; // validated by the schema
   const http: HttpConfig = { ...parsed.http, host, port };
   const store = { ...parsed.store, path: parsed.store.path === ':memory:' ? ':memory:' : resolve(baseDir, parsed.store.path) };
@@ -196,6 +203,21 @@ function resolveUpstream(u: ParsedUpstream, at: string, files: Map<string, Buffe
     }
   }
   return { ...rest, tls: resolvedTls, password: secret(password, `${at}.passwordFile`) };
+}
+
+function resolveClient(c: ParsedClient, at: string, files: Map<string, Buffer>, secret: Secret): ClientConfig {
+  const { token, tokenFile: _file, webhook, ...rest } = c;
+  const client: ClientConfig = { ...rest, token: secret(token, `${at}.tokenFile`) };
+  if (webhook !== undefined) {
+    const { secret: inline, secretFile: _secretFile, ca: _ca, ...settings } = webhook;
+    const resolved: WebhookConfig = settings;
+    // Neither secret nor secretFile: unsigned, so no '' stands in for a missing secret.
+    if (inline !== undefined || webhook.secretFile !== undefined) resolved.secret = secret(inline, `${at}.webhook.secretFile`);
+    const ca = files.get(`${at}.webhook.ca`);
+    if (ca !== undefined) resolved.ca = ca;
+    client.webhook = resolved;
+  }
+  return client;
 }
 
 function resolveSimulator(s: ParsedSimulator, secret: Secret): SimulatorConfig {

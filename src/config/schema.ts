@@ -92,7 +92,7 @@ function backoff(initialSeconds: number, maxSeconds: number) {
   return z.strictObject({
     initialSeconds: seconds().default(initialSeconds),
     maxSeconds: seconds().default(maxSeconds),
-  }).default({ initialSeconds, maxSeconds })
+  }, { error: 'must be a mapping { initialSeconds, maxSeconds }' }).default({ initialSeconds, maxSeconds })
     .refine((b) => b.maxSeconds >= b.initialSeconds, { error: 'must be ≥ initialSeconds', path: ['maxSeconds'] });
 }
 
@@ -195,6 +195,11 @@ const upstreamSchema = z.strictObject({
   smscTimeZone: nonEmpty().refine(isValidTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
   /** Ask for a final delivery receipt on every part (registered_delivery 1). Default true. */
   requestReceipts: flag().default(true),
+  /**
+   * The client (a `clients[].name`) that gets this upstream's inbound messages whose destination
+   * is in no client's `inboundNumbers`. Default: none; such messages go to no client.
+   */
+  inboundClient: nonEmpty().optional(),
 }).superRefine((u, ctx) => {
   if (u.password !== undefined && u.passwordFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });
@@ -251,6 +256,54 @@ export const TOKEN_MIN = 16;
 /** SMPP v3.4 §5.2.8: source_addr is at most 21 octets with its NUL. */
 const SENDER_MAX = 20;
 const CLIENT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+/** SMPP v3.4 §5.2.9: destination_addr is at most 21 octets with its NUL. Digits only, as the SMSC sends them. */
+const INBOUND_NUMBER = /^\d{1,20}$/;
+const WEBHOOK_URL_MESSAGE = 'must be an absolute https:// URL';
+
+/** The URL, or null when `url` is not an absolute URL. */
+function parseUrl(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a client's events (receipts, inbound messages) are POSTed. Messages about `url` never
+ * quote it: a webhook URL often carries a token.
+ */
+const webhookSchema = z.strictObject({
+  /** Required. Absolute https:// URL (http:// only with allowHttp), no #fragment. */
+  url: z.string({ error: typeMessage('a string') }).superRefine((url, ctx) => {
+    const parsed = parseUrl(url);
+    if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) ctx.addIssue({ code: 'custom', message: WEBHOOK_URL_MESSAGE });
+    else if (url.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a #fragment' });
+  }),
+  /** HMAC key for signing each request. At most one of secret and secretFile; at least 16 characters. Default: unsigned. */
+  secret: z.string({ error: typeMessage('a string') }).min(TOKEN_MIN, { error: `must be at least ${TOKEN_MIN} characters` }).optional(),
+  /** A file holding the secret; one trailing newline is trimmed. Relative to the config file. */
+  secretFile: nonEmpty().optional(),
+  /** Default false: an http:// url is refused, so events and signatures never cross the network in clear by accident. */
+  allowHttp: flag().default(false),
+  /** Seconds one attempt may take. Default 10. > 0. */
+  timeoutSeconds: seconds().default(10),
+  /** Requests in flight to this URL. Default 16. 1–1000. */
+  concurrency: wholeNumber(1, 1000).default(16),
+  /** Backoff between attempts, full jitter below the ceiling, seconds. Default 1 … 300. */
+  retry: backoff(1, 300),
+  /** Hours after it was queued that a still-failing event is parked as dead. Default 24. > 0. */
+  maxAgeHours: positive(' of hours').default(24),
+  /** PEM file of CAs trusted for an https url besides Node's bundled ones. Certificates are always verified. */
+  ca: nonEmpty().optional(),
+}, { error: 'must be a mapping { url, secret or secretFile, allowHttp, timeoutSeconds, concurrency, retry, maxAgeHours, ca }' }).superRefine((w, ctx) => {
+  if (w.secret !== undefined && w.secretFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['secret'], message: 'give secret or secretFile, not both' });
+  }
+  if (!w.allowHttp && parseUrl(w.url)?.protocol === 'http:') {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an https:// URL; set allowHttp: true to allow http://' });
+  }
+});
 
 /** The local HTTP API (the provider's SMS REST API, mirrored). */
 const httpSchema = z.strictObject({
@@ -274,7 +327,14 @@ const clientSchema = z.strictObject({
   /** Sender IDs this client may use (403 otherwise). Default: any. */
   senders: z.array(text(SENDER_MAX, ' (SMPP v3.4 source_addr)').min(1, { error: 'must not be empty' }), { error: 'must be a list of sender IDs' })
     .min(1, { error: 'must list at least one sender ID; leave senders out to allow any' }).optional(),
-}, { error: 'must be a mapping { name, token or tokenFile, senders }' }).superRefine((c, ctx) => {
+  /** Where this client's events go. Default: none; the client gets no events. */
+  webhook: webhookSchema.optional(),
+  /** Inbound (MO) messages to these destination numbers go to this client. Digits only; each number in one client at most. */
+  inboundNumbers: z.array(
+    z.string({ error: typeMessage('a string') }).regex(INBOUND_NUMBER, { error: 'must be digits only, 1–20 of them (no + or spaces)' }),
+    { error: 'must be a list of numbers, e.g. ["447700900123"]' },
+  ).min(1, { error: 'must list at least one number; leave inboundNumbers out for none' }).optional(),
+}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers }' }).superRefine((c, ctx) => {
   if (c.token !== undefined && c.tokenFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
   } else if (c.token === undefined && c.tokenFile === undefined) {
@@ -334,6 +394,20 @@ export const configSchema = z.strictObject({
     if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['clients', i, 'name'], message: `duplicates clients[${first}].name` });
     else clients.set(client.name, i);
   });
+  // An inbound message must have one owner: a number listed twice (even by one client) is a mistake.
+  const numbers = new Map<string, number>();
+  c.clients.forEach((client, i) => {
+    client.inboundNumbers?.forEach((number, j) => {
+      const first = numbers.get(number);
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['clients', i, 'inboundNumbers', j], message: `also listed by clients[${first}]` });
+      else numbers.set(number, i);
+    });
+  });
+  c.upstreams.forEach((u, i) => {
+    if (u.inboundClient !== undefined && !clients.has(u.inboundClient)) {
+      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'inboundClient'], message: 'names no client' });
+    }
+  });
 });
 
 // --- types ---
@@ -363,6 +437,26 @@ export interface HttpConfig {
   maxUploadBytes: number;
 }
 
+/** A client's webhook with its secret and CA file read. */
+export interface WebhookConfig {
+  /** Absolute https:// URL (http:// only with allowHttp), no fragment. May carry a token: never log it whole. */
+  url: string;
+  /** From `secret` or the content of `secretFile`. At least 16 characters. A secret: masked by maskSecrets, redacted by the logger. Absent: unsigned. */
+  secret?: string;
+  /** Default false. */
+  allowHttp: boolean;
+  /** Seconds one attempt may take. Default 10. > 0. */
+  timeoutSeconds: number;
+  /** Requests in flight to this URL. Default 16. 1–1000. */
+  concurrency: number;
+  /** Backoff ceilings between attempts, seconds, full jitter. Default 1 … 300. maxSeconds ≥ initialSeconds. */
+  retry: { initialSeconds: number; maxSeconds: number };
+  /** Hours after it was queued that a still-failing event is parked as dead. Default 24. > 0. */
+  maxAgeHours: number;
+  /** The PEM file read: CAs trusted in addition to Node's bundled ones (not instead of them). */
+  ca?: Buffer;
+}
+
 /** One HTTP client with its token read (inline or from `tokenFile`). */
 export interface ClientConfig {
   name: string;
@@ -370,6 +464,10 @@ export interface ClientConfig {
   token: string;
   /** Sender IDs it may use; absent: any. */
   senders?: string[];
+  /** Where its events go; absent: it gets none. */
+  webhook?: WebhookConfig;
+  /** Destination numbers (digits only) whose inbound messages are this client's; unique across clients. */
+  inboundNumbers?: string[];
 }
 
 /** TLS settings with the files read. `false` in `UpstreamConfig.tls` means plain TCP. */

@@ -44,6 +44,8 @@ export interface AcceptorOptions {
   newId?: () => string;
   /** Called after each commit of new work (the dispatcher's wake-up). */
   onAccepted?: () => void;
+  /** Whether a client's messages produce status events (it has a webhook). Default: none do. */
+  wantsEvents?: (client: string) => boolean;
 }
 
 /** How often the queue depth is read from the store for the 429 decision. */
@@ -57,6 +59,7 @@ export class Acceptor {
   readonly #upstream: string;
   readonly #composer: MessageComposer;
   readonly #onAccepted: () => void;
+  readonly #wantsEvents: (client: string) => boolean;
   #depth = { value: 0, readAt: -Infinity };
 
   constructor(o: AcceptorOptions) {
@@ -69,6 +72,7 @@ export class Acceptor {
     this.#upstream = first.name;
     this.#composer = new MessageComposer(first.compose);
     this.#onAccepted = o.onAccepted ?? (() => {});
+    this.#wantsEvents = o.wantsEvents ?? (() => false);
   }
 
   /** Throws QUEUE_FULL when the store holds more queued parts than allowed; callers answer 429. */
@@ -125,6 +129,7 @@ export class Acceptor {
     return {
       id: this.#newId(),
       client: req.client,
+      events: this.#wantsEvents(req.client),
       upstream: this.#upstream,
       source: req.senderId,
       destination,

@@ -11,6 +11,7 @@ import type { DataSmPdu, DeliverSmPdu } from '../smpp/pdu.js';
 import type { Store } from '../store/store.js';
 import { MoReassembler } from '../sms/inbound.js';
 import type { DefaultAlphabet } from '../sms/text-codec.js';
+import type { InboundRoute } from './inbound-routing.js';
 import { UpstreamReceipts, type ReceiptSettings } from './receipts.js';
 
 export interface DeliveryUpstream extends ReceiptSettings {
@@ -33,10 +34,16 @@ export class Deliveries {
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #counters: DeliveryCounters;
+  readonly #route: (upstream: string, destination: string) => InboundRoute;
   readonly #upstreams = new Map<string, { receipts: UpstreamReceipts; mo: MoReassembler }>();
 
-  constructor(o: { store: Store; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters }) {
+  constructor(o: {
+    store: Store; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters;
+    /** Which client an MO belongs to (`InboundRouting.route`). Default: none. */
+    routeInbound?: (upstream: string, destination: string) => InboundRoute;
+  }) {
     this.#store = o.store;
+    this.#route = o.routeInbound ?? (() => ({ client: null, events: false }));
     this.#clock = o.clock;
     this.#log = o.log;
     this.#counters = o.counters ?? noCounters;
@@ -64,7 +71,10 @@ export class Deliveries {
   async flushStaleInbound(): Promise<void> {
     for (const [name, u] of this.#upstreams) {
       for (const m of u.mo.expire(this.#clock.now(), MO_MAX_WAIT_MS)) {
-        await this.#store.recordInbound({ upstream: name, source: m.source, destination: m.destination, text: m.text, dataCoding: m.dataCoding, parts: m.parts, receivedAt: this.#clock.wallNow() });
+        await this.#store.recordInbound({
+          upstream: name, ...this.#route(name, m.destination), source: m.source, destination: m.destination, text: m.text,
+          dataCoding: m.dataCoding, parts: m.parts, receivedAt: this.#clock.wallNow(),
+        });
         this.#counters.inbound(name);
       }
     }
@@ -110,7 +120,7 @@ export class Deliveries {
     // only after the whole message is committed.
     if (!message) return;
     await this.#store.recordInbound({
-      upstream, source: message.source, destination: message.destination, text: message.text,
+      upstream, ...this.#route(upstream, message.destination), source: message.source, destination: message.destination, text: message.text,
       dataCoding: message.dataCoding, parts: message.parts, receivedAt: this.#clock.wallNow(),
     });
     this.#counters.inbound(upstream);

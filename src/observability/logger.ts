@@ -7,8 +7,9 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  * Keys whose values never reach a log line, wherever they sit in a logged object. pino's
  * redaction works on paths, so each secret key is listed at the depths smppd logs them.
  */
-const SECRET_KEYS = ['password', 'passwordFile', 'token', 'secret', 'authorization'];
-const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*[*].${k}`, `*.*[*].${k}`]);
+const SECRET_KEYS = ['password', 'passwordFile', 'token', 'tokenFile', 'secret', 'secretFile', 'authorization'];
+// The deepest is a whole config logged under a key: `config.clients[0].webhook.secret`.
+const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*[*].${k}`, `*.*[*].${k}`, `*.*[*].*.${k}`]);
 
 /** JSON lines to stdout (journald and Docker collect them), secrets redacted. */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {

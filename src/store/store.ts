@@ -42,6 +42,11 @@ export interface NewMessage extends SubmitAddressing {
   /** Assigned by the caller (ingress): the id answered to the client. */
   id: string;
   client: string;
+  /**
+   * Whether its status changes become outbox events (SUBMITTED at accept, then every change):
+   * true when its client had somewhere to receive them (a webhook) when it was accepted.
+   */
+  events: boolean;
   upstream: string;
   text: string;
   /** As the client asked: TEXT or UNICODE. */
@@ -176,6 +181,10 @@ export type ReceiptApplied =
 
 export interface InboundRecord {
   upstream: string;
+  /** The client it is routed to (inboundNumbers, or the upstream's inboundClient); null: none. */
+  client: string | null;
+  /** Whether it becomes an inbound event for `client` (the client has a webhook). */
+  events: boolean;
   source: string;
   destination: string;
   text: string;
@@ -189,7 +198,82 @@ export interface StoreCounts {
   queued: number;
   inflight: number;
   parked: number;
+  /** Outbox events waiting to be delivered (pending, due or backing off). */
   outbox: number;
+  /** Outbox events parked as dead. */
+  deadEvents: number;
+}
+
+/** One outbox event as the webhook dispatcher takes it. */
+export interface OutboxEvent {
+  /** Increasing with the order the events were written: a message's events in the order of its changes. */
+  id: number;
+  kind: 'status' | 'inbound';
+  messageId: string | null;
+  client: string;
+  /** The request body, a JSON text (`StatusEventPayload` or `InboundEventPayload`), sent as stored. */
+  payload: string;
+  createdAt: number;
+  /** When it last entered the queue (written, or re-sent after it was dead): the maximum age counts from here. */
+  queuedAt: number;
+  /** Attempts made so far. */
+  attempts: number;
+}
+
+/** What became of a claimed event. */
+export type EventOutcome =
+  /** Acknowledged by the receiver: removed. Dead events of the same message written before it are removed too (superseded). */
+  | { id: number; kind: 'delivered' }
+  /** Failed; tried again at `at`. */
+  | { id: number; kind: 'retry'; at: number; error: string }
+  /** Failed, and too old to try again: parked as dead. */
+  | { id: number; kind: 'dead'; error: string }
+  /** Not attempted (the dispatcher stopped): due again at once, attempts unchanged. */
+  | { id: number; kind: 'release' };
+
+export interface SettledEvents {
+  /** Dead events removed because a later event of their message was delivered. */
+  superseded: number;
+}
+
+/** A dead event as an operator lists it. */
+export interface DeadEvent {
+  id: number;
+  kind: 'status' | 'inbound';
+  messageId: string | null;
+  payload: string;
+  createdAt: number;
+  attempts: number;
+  lastError: string | null;
+  /** When it was parked. */
+  diedAt: number;
+}
+
+export interface ResentDeadEvents {
+  /** Back in the queue, due now. */
+  requeued: number;
+  /** Removed instead: a later event of the same message is queued or was delivered, so sending this one would move its status back. */
+  superseded: number;
+}
+
+/** Which messages `POST /sms/resendDlr` re-pushes: a client's messages created in [from, to). */
+export interface ResendFilter {
+  client: string;
+  /** Inclusive, ms since the epoch. */
+  from: number;
+  /** Exclusive, ms since the epoch. */
+  to: number;
+  /** The sender ID (source address) they were sent from. */
+  senderId?: string;
+  /** Only messages whose current status is this one. */
+  status?: DeliveryStatus;
+}
+
+/** Pending and dead events of one client. */
+export interface OutboxDepth {
+  client: string;
+  pending: number;
+  dead: number;
 }
 
 export interface Store {
@@ -248,6 +332,35 @@ export interface Store {
   releaseDue(now: number): Promise<number>;
 
   counts(): Promise<StoreCounts>;
+
+  /**
+   * Up to `limit` events of `client` that are due and are the oldest undelivered event of their
+   * message (so a message's events go out one at a time, in order). They are leased until
+   * `leaseUntil`: no claim returns them again before then, unless they are settled. Oldest due first.
+   */
+  claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]>;
+
+  /** Records what became of claimed events, in one commit. */
+  settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents>;
+
+  /** A client's dead events, oldest first, after `afterId`. */
+  listDeadEvents(client: string, limit: number, afterId?: number): Promise<DeadEvent[]>;
+
+  /**
+   * Puts a client's dead events (those of `ids`, or all when `ids` is null) back in the queue,
+   * unless a later event of their message is queued or was delivered: those are removed instead.
+   */
+  resendDeadEvents(client: string, ids: number[] | null, now: number): Promise<ResentDeadEvents>;
+
+  /**
+   * `POST /sms/resendDlr`: a new status event with its current status for each message of the
+   * filter, taken in message order after `afterSeq`, at most `limit` per call (one commit each).
+   * `next` is the cursor for the following call, null when the filter is exhausted.
+   */
+  resendStatusEvents(filter: ResendFilter, afterSeq: number, limit: number, now: number): Promise<{ queued: number; next: number | null }>;
+
+  /** Pending and dead events per client (metrics). */
+  outboxDepth(): Promise<OutboxDepth[]>;
 
   /** Queued parts only: the cheap figure the 429 decision reads often (counts() also scans the outbox). */
   queueDepth(): Promise<number>;

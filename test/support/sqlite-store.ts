@@ -79,6 +79,7 @@ export function newMessage(id: string, over: Partial<NewMessage> & { partCount?:
   return {
     id,
     client: 'acme',
+    events: true,
     upstream: 'up1',
     source: 'ACME',
     destination: '971500000001',
@@ -106,4 +107,9 @@ export function statusEvents(db: Database.Database, messageId?: string): Array<R
     ? db.prepare("SELECT payload FROM outbox WHERE kind = 'status' ORDER BY id").all()
     : db.prepare("SELECT payload FROM outbox WHERE kind = 'status' AND message_id = ? ORDER BY id").all(messageId)) as Array<{ payload: string }>;
   return rows.map((r) => JSON.parse(r.payload) as Record<string, unknown> & { status: string });
+}
+
+/** `statusEvents` after acceptance: the changes that submit outcomes, receipts and local decisions made (SUBMITTED is the accept tests' to check). */
+export function changeEvents(db: Database.Database, messageId?: string): Array<Record<string, unknown> & { status: string }> {
+  return statusEvents(db, messageId).filter((e) => e.status !== 'SUBMITTED');
 }

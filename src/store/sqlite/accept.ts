@@ -1,6 +1,7 @@
 /** accept: new messages with their parts queued, in a new or an existing batch, with an optional schedule. */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { AcceptRequest, Accepted, BatchState, NewMessage, ScheduleState } from '../store.js';
+import { isoTime, writeStatusEvent } from './outbox.js';
 import { heldBy } from './rows.js';
 import type { Sql } from './sql.js';
 
@@ -70,11 +71,11 @@ function insertMessage(sql: Sql, m: NewMessage, target: Target, now: number): vo
   const inserted = sql.run(
     `INSERT INTO messages (id, client, upstream, batch_id, source, destination, text, message_type, encoding, campaign_name,
        registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
-       status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?)`,
+       status, events, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?, ?)`,
     m.id, m.client, m.upstream, target.batchId, m.source, m.destination, m.text, m.messageType, m.encoding, m.campaignName,
     m.registeredDelivery, m.sourceTon, m.sourceNpi, m.destTon, m.destNpi, m.validityPeriod, m.expiresAt, m.notBefore,
-    now, now,
+    m.events ? 1 : 0, now, now,
   );
   const seq = Number(inserted.lastInsertRowid);
   m.parts.forEach((p, i) => {
@@ -87,4 +88,10 @@ function insertMessage(sql: Sql, m: NewMessage, target: Target, now: number): vo
       m.notBefore, now,
     );
   });
+  if (m.events) {
+    writeStatusEvent(sql, m, {
+      type: 'status', messageId: m.id, channel: 'sms', destination: m.destination, status: 'SUBMITTED', timestamp: isoTime(now),
+      reason: null, batchId: target.batchId, part: null, parts: m.parts.length, smscMessageId: null, receipt: null,
+    }, now);
+  }
 }

@@ -179,6 +179,31 @@ CREATE INDEX outbox_pending ON outbox (next_attempt_at, id) WHERE state = 'pendi
 CREATE INDEX outbox_message ON outbox (message_id) WHERE message_id IS NOT NULL;
 `,
   },
+  {
+    version: 2,
+    name: 'webhook delivery',
+    // Before this version no client could have a webhook, so the outbox held events nobody
+    // could receive, and old messages keep events = 0. Delivered events are deleted, so the
+    // outbox holds what is still to deliver and the dead.
+    sql: `
+DELETE FROM outbox;
+DROP INDEX outbox_pending;
+DROP INDEX outbox_message;
+ALTER TABLE outbox ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE outbox ADD COLUMN lease_until INTEGER;
+ALTER TABLE outbox ADD COLUMN last_error TEXT;
+ALTER TABLE outbox ADD COLUMN died_at INTEGER;
+-- a client's due events, oldest due first
+CREATE INDEX outbox_due ON outbox (client, next_attempt_at, id) WHERE state = 'pending';
+-- a message's undelivered events: only the oldest may go
+CREATE INDEX outbox_message_pending ON outbox (message_id, id) WHERE state = 'pending' AND message_id IS NOT NULL;
+CREATE INDEX outbox_dead ON outbox (client, id) WHERE state = 'dead';
+CREATE INDEX outbox_message_dead ON outbox (message_id, id) WHERE state = 'dead' AND message_id IS NOT NULL;
+
+ALTER TABLE messages ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inbound ADD COLUMN client TEXT;
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

@@ -9,6 +9,7 @@ import type { Sql } from './sql.js';
 
 /** The JSON of a status event (outbox kind 'status'). */
 export interface StatusEventPayload {
+  type: 'status';
   messageId: string;
   channel: 'sms';
   destination: string;
@@ -18,17 +19,24 @@ export interface StatusEventPayload {
   timestamp: string;
   reason: string | null;
   batchId: number | null;
-  /** The part whose change moved the message. */
-  part: { part: number; status: DeliveryStatus; smscMessageId: string | null };
+  /** The part whose change moved the message; null for SUBMITTED (the whole message was stored). */
+  part: { part: number; status: DeliveryStatus; smscMessageId: string | null } | null;
+  /** How many parts the message has. */
+  parts: number;
   /** The SMSC id of that part. */
   smscMessageId: string | null;
   /** The receipt that caused the change, as read; null for a submit outcome or a local decision. */
   receipt: Record<string, unknown> | null;
+  /** Present (true) on an event re-pushed by POST /sms/resendDlr: the message's current status, again. */
+  resent?: true;
 }
 
 /** The JSON of an inbound event (outbox kind 'inbound'). */
 export interface InboundEventPayload {
   type: 'inbound';
+  channel: 'sms';
+  /** The stored inbound message's id: receivers deduplicate by it. */
+  inboundId: number;
   source: string;
   destination: string;
   text: string;
@@ -36,8 +44,8 @@ export interface InboundEventPayload {
   receivedAt: string;
 }
 
-const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, next_attempt_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?)`;
+const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function writeStatusEvent(
   sql: Sql,
@@ -45,22 +53,27 @@ export function writeStatusEvent(
   payload: StatusEventPayload,
   now: number,
 ): void {
-  sql.run(INSERT, 'status', payload.messageId, route.client, route.upstream, JSON.stringify(payload), now, now);
+  sql.run(INSERT, 'status', payload.messageId, route.client, route.upstream, JSON.stringify(payload), now, now, now);
 }
 
+/** Stores an inbound message, and its event when it is routed to a client. */
 export function recordInbound(sql: Sql, inbound: InboundRecord): void {
-  sql.run(
-    `INSERT INTO inbound (upstream, source, destination, text, data_coding, parts, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    inbound.upstream, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt,
+  const stored = sql.run(
+    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt,
   );
+  if (inbound.client === null || !inbound.events) return;
   const payload: InboundEventPayload = {
     type: 'inbound',
+    channel: 'sms',
+    inboundId: Number(stored.lastInsertRowid),
     source: inbound.source,
     destination: inbound.destination,
     text: inbound.text,
     receivedAt: isoTime(inbound.receivedAt),
   };
-  sql.run(INSERT, 'inbound', null, null, inbound.upstream, JSON.stringify(payload), inbound.receivedAt, inbound.receivedAt);
+  const at = inbound.receivedAt;
+  sql.run(INSERT, 'inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), at, at, at);
 }
 
 export function isoTime(ms: number): string {

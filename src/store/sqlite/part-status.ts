@@ -19,8 +19,8 @@ export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | '
 export const PART_STATUS_SELECT = 'SELECT message_id, part, upstream, batch_id, state, status, smsc_id, reason FROM parts';
 
 /** The columns of a message that settling it reads and writes. */
-export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed'>;
-const MESSAGE_STATUS_SQL = 'SELECT id, client, upstream, batch_id, destination, status, reason, processed FROM messages WHERE id = ?';
+export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed' | 'events'>;
+const MESSAGE_STATUS_SQL = 'SELECT id, client, upstream, batch_id, destination, status, reason, processed, events FROM messages WHERE id = ?';
 const MESSAGE_PARTS_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? ORDER BY part`;
 const LOAD_PART_SQL = `${PART_SELECT} WHERE message_id = ? AND part = ?`;
 const LOAD_MESSAGE_SQL = 'SELECT * FROM messages WHERE id = ?';
@@ -105,8 +105,9 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   message.status = merged.status;
   message.reason = reason;
   message.processed = processedAfter;
-  if (merged.changed && causePart) {
+  if (merged.changed && causePart && message.events === 1) {
     writeStatusEvent(sql, message, {
+      type: 'status',
       messageId,
       channel: 'sms',
       destination: message.destination,
@@ -115,6 +116,7 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
       reason,
       batchId: message.batch_id,
       part: { part: causePart.part, status: causePart.status, smscMessageId: causePart.smsc_id },
+      parts: parts.length,
       smscMessageId: causePart.smsc_id,
       receipt: cause.receipt,
     }, now);

@@ -47,6 +47,8 @@ export interface MessageRow {
   status: DeliveryStatus;
   reason: string | null;
   processed: number;
+  /** 1: its status changes become outbox events. */
+  events: number;
   created_at: number;
   updated_at: number;
 }

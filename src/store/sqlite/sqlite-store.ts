@@ -9,12 +9,16 @@ import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, InboundRecord, MessageView, PartResult, ReceiptApplied,
-  ReceiptRecord, Schedule, Store, StoreCounts,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
+  SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim } from './claim.js';
+import {
+  claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
+} from './event-delivery.js';
 import { GroupCommit, asStoreError, type GroupCommitStats } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
@@ -65,6 +69,8 @@ export class SqliteStore implements Store {
     try {
       configure(db, options);
       migrate(db, options.clock.wallNow());
+      // One process uses the file at a time: leases left in it belong to a process that is gone.
+      releaseLeases(new Sql(db), options.clock.wallNow());
     } catch (e) {
       db.close();
       throw asStoreError(e, `cannot set up the store at ${options.path}`);
@@ -160,6 +166,30 @@ export class SqliteStore implements Store {
 
   queueDepth(): Promise<number> {
     return this.#read(() => queueDepth(this.#sql));
+  }
+
+  claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
+    return this.#writes.run(() => claimEvents(this.#sql, client, now, limit, leaseUntil));
+  }
+
+  settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
+    return this.#writes.run(() => settleEvents(this.#sql, outcomes, now));
+  }
+
+  listDeadEvents(client: string, limit: number, afterId?: number): Promise<DeadEvent[]> {
+    return this.#read(() => listDeadEvents(this.#sql, client, limit, afterId));
+  }
+
+  resendDeadEvents(client: string, ids: number[] | null, now: number): Promise<ResentDeadEvents> {
+    return this.#writes.run(() => resendDeadEvents(this.#sql, client, ids, now));
+  }
+
+  resendStatusEvents(filter: ResendFilter, afterSeq: number, limit: number, now: number): Promise<{ queued: number; next: number | null }> {
+    return this.#writes.run(() => resendStatusEvents(this.#sql, filter, afterSeq, limit, now));
+  }
+
+  outboxDepth(): Promise<OutboxDepth[]> {
+    return this.#read(() => outboxDepth(this.#sql));
   }
 
   async close(): Promise<void> {

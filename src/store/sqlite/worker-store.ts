@@ -9,8 +9,9 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, InboundRecord, MessageView, PartResult, ReceiptApplied,
-  ReceiptRecord, Schedule, Store, StoreCounts,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
+  SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import {
   fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker, type WireError,
@@ -140,6 +141,30 @@ export class SqliteWorkerStore implements Store {
 
   queueDepth(): Promise<number> {
     return this.#call('queueDepth', []);
+  }
+
+  claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
+    return this.#call('claimEvents', [client, now, limit, leaseUntil]);
+  }
+
+  settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
+    return this.#call('settleEvents', [outcomes, now]);
+  }
+
+  listDeadEvents(client: string, limit: number, afterId?: number): Promise<DeadEvent[]> {
+    return this.#call('listDeadEvents', [client, limit, afterId]);
+  }
+
+  resendDeadEvents(client: string, ids: number[] | null, now: number): Promise<ResentDeadEvents> {
+    return this.#call('resendDeadEvents', [client, ids, now]);
+  }
+
+  resendStatusEvents(filter: ResendFilter, afterSeq: number, limit: number, now: number): Promise<{ queued: number; next: number | null }> {
+    return this.#call('resendStatusEvents', [filter, afterSeq, limit, now]);
+  }
+
+  outboxDepth(): Promise<OutboxDepth[]> {
+    return this.#call('outboxDepth', []);
   }
 
   /** Sends what is queued, lets the worker commit it and close the file, and ends the worker. */

@@ -23,7 +23,8 @@ describe('SqliteStore accept and claim', () => {
     expect(a?.parts.map((p) => [p.part, p.status, p.smscMessageId, p.attempts])).toEqual([
       [1, 'SUBMITTED', null, 0], [2, 'SUBMITTED', null, 0], [3, 'SUBMITTED', null, 0],
     ]);
-    expect(await store.counts()).toEqual({ queued: 4, inflight: 0, parked: 0, outbox: 0 });
+    // one SUBMITTED event per message
+    expect(await store.counts()).toEqual({ queued: 4, inflight: 0, parked: 0, outbox: 2, deadEvents: 0 });
     expect(await store.queueDepth()).toBe(4);
     expect(await store.getMessage('nope')).toBeUndefined();
   });

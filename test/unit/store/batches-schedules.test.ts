@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import type { NewBatch } from '../../../src/store/store.js';
-import { newMessage, statusEvents, storePerTest } from '../../support/sqlite-store.js';
+import { changeEvents, newMessage, storePerTest } from '../../support/sqlite-store.js';
 
 const bulk: NewBatch = { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null };
 const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: unknown) => e);
@@ -66,7 +66,7 @@ describe('SqliteStore batches and schedules', () => {
     const aborted = await t.store.setBatchState('acme', id, 'aborted', 20);
     expect(aborted).toMatchObject({ state: 'aborted', total: 3, processed: 1, pending: 2 });
     expect(await t.store.getMessage('c')).toMatchObject({ status: 'FAILED', reason: 'batch aborted', parts: [{ status: 'FAILED', reason: 'batch aborted' }] });
-    expect(statusEvents(t.db).map((e) => [e.messageId, e.status, e.batchId])).toEqual([['c', 'FAILED', id]]);
+    expect(changeEvents(t.db).map((e) => [e.messageId, e.status, e.batchId])).toEqual([['c', 'FAILED', id]]);
 
     await t.store.recordSubmit('a', [{ part: 1, kind: 'accepted', smscId: 'A', matchKey: 'a', bind: 'b1', attempts: 1 }], 21);
     await t.store.recordSubmit('b', [{ part: 1, kind: 'requeue', notBefore: 30 }], 21);
@@ -149,7 +149,7 @@ describe('SqliteStore batches and schedules', () => {
     expect(await t.store.setScheduleState('globex', scheduleId!, 'cancelled', 2)).toBeUndefined();
     expect(await t.store.setScheduleState('acme', scheduleId!, 'cancelled', 2)).toMatchObject({ state: 'cancelled' });
     expect(await t.store.getMessage('s2')).toMatchObject({ status: 'FAILED', reason: 'schedule cancelled' });
-    expect(statusEvents(t.db).map((e) => [e.messageId, e.status, e.reason])).toEqual([
+    expect(changeEvents(t.db).map((e) => [e.messageId, e.status, e.reason])).toEqual([
       ['s1', 'FAILED', 'schedule cancelled'], ['s2', 'FAILED', 'schedule cancelled'],
     ]);
     expect(await t.store.getBatch('acme', batchId!)).toMatchObject({ processed: 2, pending: 0 });

@@ -1,18 +1,20 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
-import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
+import { MIGRATIONS, migrate } from '../../../src/store/sqlite/migrations.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 describe('SqliteStore migrations and settings', () => {
   let folder: StoreFolder;
   afterEach(async () => folder.cleanup());
 
-  it('creates the schema at version 1 and records it in schema_migrations', async () => {
+  it('creates the schema at its latest version and records each migration in schema_migrations', async () => {
     folder = storeFolder();
     await folder.open();
     const db = folder.inspect();
-    expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'initial schema' }]);
+    expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
+      { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' },
+    ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
@@ -30,7 +32,7 @@ describe('SqliteStore migrations and settings', () => {
     const third = await folder.open();
     expect((await third.getMessage('a'))?.status).toBe('SUBMITTED');
     const db = folder.inspect();
-    expect(db.prepare('SELECT COUNT(*) AS n, MAX(version) AS v FROM schema_migrations').get()).toEqual({ n: 1, v: 1 });
+    expect(db.prepare('SELECT COUNT(*) AS n, MAX(version) AS v FROM schema_migrations').get()).toEqual({ n: MIGRATIONS.length, v: MIGRATIONS.length });
   });
 
   it('refuses a file whose schema is newer than this smppd knows', async () => {
@@ -41,7 +43,21 @@ describe('SqliteStore migrations and settings', () => {
     db.close();
     const refused = await folder.open().catch((e: unknown) => e);
     expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
-    expect((refused as Error).message).toMatch(/schema is version 2/);
+    expect((refused as Error).message).toMatch(new RegExp(`schema is version ${MIGRATIONS.length + 1}`));
+  });
+
+  it('version 2 on a file of version 1: old messages keep no events, the old outbox is emptied, the data stays', async () => {
+    folder = storeFolder();
+    const v1 = new Database(folder.path);
+    migrate(v1, 1, MIGRATIONS.filter((m) => m.version === 1));
+    v1.prepare(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+      source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at) VALUES ('old', 'acme', 'up1', 'A', '1', 't', 'TEXT', 'GSM-7', 1, 0, 0, 0, 0, '', 1, 1)`).run();
+    v1.prepare("INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, next_attempt_at) VALUES ('status', 'old', 'acme', 'up1', '{}', 1, 1)").run();
+    v1.close();
+    const store = await folder.open();
+    expect((await store.getMessage('old'))?.status).toBe('SUBMITTED');
+    expect(await store.counts()).toMatchObject({ outbox: 0, deadEvents: 0 });
+    expect(folder.inspect().prepare("SELECT events FROM messages WHERE id = 'old'").get()).toEqual({ events: 0 });
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

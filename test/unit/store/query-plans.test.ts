@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../../../src/store/sqlite/claim.js';
+import { CLAIM_EVENTS_SQL } from '../../../src/store/sqlite/event-delivery.js';
 import { FIND_PART_SQL } from '../../../src/store/sqlite/receipts.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
@@ -31,5 +32,15 @@ describe('SqliteStore query plans of the hot path', () => {
     await folder.open();
     const p = plan(FIND_PART_SQL, ['up1', 'k']);
     expect(p).toContain('USING INDEX parts_match (upstream=? AND match_key=?)');
+  });
+
+  it('an event claim walks outbox_due in order and checks each message\'s earlier events through outbox_message_pending', async () => {
+    folder = storeFolder();
+    const store = await folder.open();
+    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`)), now: 1 });
+    const p = plan(CLAIM_EVENTS_SQL, ['acme', 10, 10]);
+    expect(p).toContain('USING INDEX outbox_due (client=? AND next_attempt_at<?)');
+    expect(p).toContain('USING COVERING INDEX outbox_message_pending (message_id=? AND id<?)');
+    expect(p).not.toContain('TEMP B-TREE');
   });
 });

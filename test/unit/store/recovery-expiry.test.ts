@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newMessage, statusEvents, storePerTest } from '../../support/sqlite-store.js';
+import { changeEvents, newMessage, storePerTest } from '../../support/sqlite-store.js';
 
 const UNCERTAIN = 'uncertain: daemon stopped while the submit_sm was outstanding';
 
@@ -22,7 +22,7 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
     expect(await t.store.counts()).toMatchObject({ queued: 4, inflight: 0 });
     expect((await t.store.claim('up1', 101, 10)).map((m) => [m.id, m.parts.length])).toEqual([['a', 2], ['waiting', 1]]);
     expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
-    expect(statusEvents(t.db)).toEqual([]);
+    expect(changeEvents(t.db)).toEqual([]);
   });
 
   it('fail: parts left inflight become FAILED as uncertain, with their events', async () => {
@@ -31,8 +31,9 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
     expect(await t.store.getMessage('a')).toMatchObject({
       status: 'FAILED', reason: UNCERTAIN, parts: [{ status: 'FAILED', reason: UNCERTAIN }, { status: 'FAILED', reason: UNCERTAIN }],
     });
-    expect(statusEvents(t.db).map((e) => [e.messageId, e.status, e.reason])).toEqual([['a', 'FAILED', UNCERTAIN], ['b', 'FAILED', UNCERTAIN]]);
-    expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 0, outbox: 2 });
+    expect(changeEvents(t.db).map((e) => [e.messageId, e.status, e.reason])).toEqual([['a', 'FAILED', UNCERTAIN], ['b', 'FAILED', UNCERTAIN]]);
+    // SUBMITTED of a, b and waiting, then FAILED of a and b
+    expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 0, outbox: 5 });
   });
 
   it('the policy is per upstream', async () => {
@@ -78,7 +79,7 @@ describe('SqliteStore recovery of inflight parts and expiry', () => {
     expect((await t.store.getMessage('half'))?.parts.map((p) => p.status)).toEqual(['SENT', 'FAILED']);
     expect((await t.store.getMessage('flying'))?.status).toBe('SUBMITTED');
     expect((await t.store.getMessage('fresh'))?.status).toBe('SUBMITTED');
-    expect(statusEvents(t.db).map((e) => `${e.messageId}:${e.status}`)).toEqual(['old:FAILED', 'half:FAILED']);
+    expect(changeEvents(t.db).map((e) => `${e.messageId}:${e.status}`)).toEqual(['old:FAILED', 'half:FAILED']);
     expect(await t.store.expire(1_002)).toBe(0);
     expect((await t.store.claim('up1', 1_002, 10)).map((m) => m.id)).toEqual(['fresh', 'forever']);
   });

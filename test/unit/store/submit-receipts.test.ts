@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import type { DeliveryStatus } from '../../../src/sms/status.js';
 import type { ReceiptRecord } from '../../../src/store/store.js';
-import { newMessage, statusEvents, storePerTest } from '../../support/sqlite-store.js';
+import { changeEvents, newMessage, statusEvents, storePerTest } from '../../support/sqlite-store.js';
 
 function receipt(keys: string[], status: DeliveryStatus | null, over: Partial<ReceiptRecord> = {}): ReceiptRecord {
   const stat = status === 'DELIVERED' ? 'DELIVRD' : status ?? 'BUFFRED';
@@ -31,24 +31,31 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
       status: 'SENT', reason: null, updatedAt: 2_000,
       parts: [{ part: 1, status: 'SENT', smscMessageId: 'ABC1', reason: null, attempts: 1, updatedAt: 2_000 }],
     });
-    expect(await t.store.counts()).toEqual({ queued: 0, inflight: 0, parked: 0, outbox: 1 });
+    // SUBMITTED (at accept) and SENT
+    expect(await t.store.counts()).toEqual({ queued: 0, inflight: 0, parked: 0, outbox: 2, deadEvents: 0 });
     expect(statusEvents(t.db)).toEqual([{
-      messageId: 'a', channel: 'sms', destination: '971500000001', status: 'SENT',
+      type: 'status', messageId: 'a', channel: 'sms', destination: '971500000001', status: 'SUBMITTED',
+      timestamp: new Date(1_000).toISOString(), reason: null, batchId: null,
+      part: null, parts: 1, smscMessageId: null, receipt: null,
+    }, {
+      type: 'status', messageId: 'a', channel: 'sms', destination: '971500000001', status: 'SENT',
       timestamp: new Date(2_000).toISOString(), reason: null, batchId: null,
-      part: { part: 1, status: 'SENT', smscMessageId: 'ABC1' }, smscMessageId: 'ABC1', receipt: null,
+      part: { part: 1, status: 'SENT', smscMessageId: 'ABC1' }, parts: 1, smscMessageId: 'ABC1', receipt: null,
     }]);
-    const row = t.db.prepare('SELECT kind, message_id, client, upstream, state, attempts, created_at, next_attempt_at FROM outbox').get();
-    expect(row).toEqual({ kind: 'status', message_id: 'a', client: 'acme', upstream: 'up1', state: 'pending', attempts: 0, created_at: 2_000, next_attempt_at: 2_000 });
+    const row = t.db.prepare('SELECT kind, message_id, client, upstream, state, attempts, created_at, queued_at, next_attempt_at FROM outbox ORDER BY id DESC').get();
+    expect(row).toEqual({
+      kind: 'status', message_id: 'a', client: 'acme', upstream: 'up1', state: 'pending', attempts: 0, created_at: 2_000, queued_at: 2_000, next_attempt_at: 2_000,
+    });
   });
 
   it('a message of three parts is SENT once every part is; one event, naming the last part', async () => {
     await sent('a', 3);
     await t.store.recordSubmit('a', [accepted(1, 'X1'), accepted(2, 'X2')], 2_000);
     expect((await t.store.getMessage('a'))?.status).toBe('SUBMITTED');
-    expect(statusEvents(t.db)).toEqual([]);
+    expect(changeEvents(t.db)).toEqual([]);
     await t.store.recordSubmit('a', [accepted(3, 'X3')], 2_100);
     expect((await t.store.getMessage('a'))?.status).toBe('SENT');
-    expect(statusEvents(t.db).map((e) => [e.status, e.part])).toEqual([['SENT', { part: 3, status: 'SENT', smscMessageId: 'X3' }]]);
+    expect(changeEvents(t.db).map((e) => [e.status, e.part])).toEqual([['SENT', { part: 3, status: 'SENT', smscMessageId: 'X3' }]]);
   });
 
   it('a final submit outcome makes the part and message REJECTED with its reason', async () => {
@@ -61,7 +68,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     expect(m).toMatchObject({ status: 'REJECTED', reason: 'ESME_RINVDSTADR (0x0000000B)' });
     expect(m?.parts.map((p) => [p.status, p.attempts])).toEqual([['REJECTED', 1], ['FAILED', 3]]);
     // the first final status of the message stays: one event
-    expect(statusEvents(t.db).map((e) => [e.status, e.reason])).toEqual([['REJECTED', 'ESME_RINVDSTADR (0x0000000B)']]);
+    expect(changeEvents(t.db).map((e) => [e.status, e.reason])).toEqual([['REJECTED', 'ESME_RINVDSTADR (0x0000000B)']]);
   });
 
   it('a repeated submit outcome for a part already done changes nothing', async () => {
@@ -69,7 +76,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     await t.store.recordSubmit('a', [accepted(1, 'A1')], 2_000);
     await t.store.recordSubmit('a', [{ part: 1, kind: 'final', status: 'FAILED', reason: 'late', attempts: 2 }], 2_001);
     expect((await t.store.getMessage('a'))?.parts[0]).toMatchObject({ status: 'SENT', smscMessageId: 'A1', attempts: 1 });
-    expect(statusEvents(t.db)).toHaveLength(1);
+    expect(changeEvents(t.db)).toHaveLength(1);
   });
 
   it('an unknown message or part is an error, and nothing of that call is kept (outbox in the same transaction)', async () => {
@@ -79,7 +86,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     const missingPart = await t.store.recordSubmit('a', [accepted(1, 'A1'), accepted(2, 'A2'), accepted(9, 'A9')], 2_000).catch((e: unknown) => e);
     expect(isSmppdError(missingPart, 'INTERNAL')).toBe(true);
     expect((await t.store.getMessage('a'))?.parts.map((p) => p.status)).toEqual(['SUBMITTED', 'SUBMITTED']);
-    expect(await t.store.counts()).toMatchObject({ inflight: 2, outbox: 0 });
+    expect(await t.store.counts()).toMatchObject({ inflight: 2, outbox: 1 }); // its SUBMITTED only
   });
 
   it('a receipt finds its part by key on any bind of the upstream and moves it to DELIVERED', async () => {
@@ -88,7 +95,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     const applied = await t.store.applyReceipt(receipt(['nomatch', 'abc1'], 'DELIVERED', { raw: { stat: 'DELIVRD', via: 'bind-2' } }));
     expect(applied).toEqual({ kind: 'matched', messageId: 'a', part: 1, key: 'abc1', changed: true });
     expect(await t.store.getMessage('a')).toMatchObject({ status: 'DELIVERED', updatedAt: 5_000, parts: [{ status: 'DELIVERED', updatedAt: 5_000 }] });
-    const events = statusEvents(t.db, 'a');
+    const events = changeEvents(t.db, 'a');
     expect(events.map((e) => e.status)).toEqual(['SENT', 'DELIVERED']);
     expect(events[1]).toMatchObject({ receipt: { stat: 'DELIVRD', via: 'bind-2' }, smscMessageId: 'ABC1', timestamp: new Date(5_000).toISOString() });
     expect(receiptRows('a')).toEqual([{ part: 1, key: 'abc1', status: 'DELIVERED', changed: 1, ignored: null, raw: '{"stat":"DELIVRD","via":"bind-2"}' }]);
@@ -141,7 +148,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
       [null, 0, 'unknown'],
     ]);
     expect(await t.store.getMessage('a')).toMatchObject({ status: 'DELIVERED', updatedAt: 5_000 });
-    expect(statusEvents(t.db).map((e) => e.status)).toEqual(['SENT', 'DELIVERED']);
+    expect(changeEvents(t.db).map((e) => e.status)).toEqual(['SENT', 'DELIVERED']);
   });
 
   it('READ after DELIVERED moves on; a message of two parts is DELIVERED only when both are', async () => {
@@ -152,7 +159,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     await t.store.applyReceipt(receipt(['p2'], 'DELIVERED', { receivedAt: 3_100 }));
     await t.store.applyReceipt(receipt(['p1'], 'READ', { receivedAt: 3_200 }));
     await t.store.applyReceipt(receipt(['p2'], 'READ', { receivedAt: 3_300 }));
-    expect(statusEvents(t.db).map((e) => [e.status, (e.part as { part: number }).part])).toEqual([
+    expect(changeEvents(t.db).map((e) => [e.status, (e.part as { part: number }).part])).toEqual([
       ['SENT', 2], ['DELIVERED', 2], ['READ', 2],
     ]);
   });
@@ -164,19 +171,19 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     await t.store.applyReceipt(receipt(['p2'], 'REJECTED', { reason: 'stat:REJECTD', receivedAt: 5_001 }));
     expect(await t.store.getMessage('a')).toMatchObject({ status: 'FAILED', reason: 'stat:UNDELIV err:034' });
     expect((await t.store.getMessage('a'))?.parts.map((p) => p.status)).toEqual(['FAILED', 'REJECTED']);
-    expect(statusEvents(t.db).map((e) => e.status)).toEqual(['SENT', 'FAILED']);
+    expect(changeEvents(t.db).map((e) => e.status)).toEqual(['SENT', 'FAILED']);
   });
 
   it('a receipt that came before its submit_sm_resp is parked, then applied when the submit is recorded', async () => {
     await sent('a');
     expect(await t.store.applyReceipt(receipt(['x-dec', 'k1'], 'DELIVERED', { receivedAt: 1_500 }))).toEqual({ kind: 'parked' });
-    expect(await t.store.counts()).toMatchObject({ parked: 1, outbox: 0 });
+    expect(await t.store.counts()).toMatchObject({ parked: 1, outbox: 1 }); // SUBMITTED
     const commits = t.store.stats.commits;
     await t.store.recordSubmit('a', [accepted(1, 'K1')], 2_000);
     expect(t.store.stats.commits).toBe(commits + 1);
     expect(await t.store.getMessage('a')).toMatchObject({ status: 'DELIVERED', parts: [{ status: 'DELIVERED', smscMessageId: 'K1' }] });
-    expect(await t.store.counts()).toMatchObject({ parked: 0, outbox: 2 });
-    expect(statusEvents(t.db).map((e) => [e.status, e.timestamp])).toEqual([
+    expect(await t.store.counts()).toMatchObject({ parked: 0, outbox: 3 });
+    expect(changeEvents(t.db).map((e) => [e.status, e.timestamp])).toEqual([
       ['SENT', new Date(2_000).toISOString()], ['DELIVERED', new Date(2_000).toISOString()],
     ]);
     expect(receiptRows('a').map((r) => [r.key, r.status, r.changed])).toEqual([['k1', 'DELIVERED', 1]]);
@@ -195,16 +202,32 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
   });
 
   it('inbound messages are stored with an inbound outbox event', async () => {
-    await t.store.recordInbound({ upstream: 'up1', source: '971500000009', destination: 'ACME', text: 'STOP', dataCoding: 0, parts: 1, receivedAt: 7_000 });
-    expect(t.db.prepare('SELECT upstream, source, destination, text, data_coding, parts, received_at FROM inbound').all()).toEqual([
-      { upstream: 'up1', source: '971500000009', destination: 'ACME', text: 'STOP', data_coding: 0, parts: 1, received_at: 7_000 },
+    await t.store.recordInbound({ upstream: 'up1', client: 'acme', events: true, source: '971500000009', destination: 'ACME', text: 'STOP', dataCoding: 0, parts: 1, receivedAt: 7_000 });
+    expect(t.db.prepare('SELECT id, upstream, client, source, destination, text, data_coding, parts, received_at FROM inbound').all()).toEqual([
+      { id: 1, upstream: 'up1', client: 'acme', source: '971500000009', destination: 'ACME', text: 'STOP', data_coding: 0, parts: 1, received_at: 7_000 },
     ]);
     const rows = t.db.prepare("SELECT kind, message_id, client, upstream, payload FROM outbox").all() as Array<{ payload: string }>;
-    expect(rows).toEqual([{ kind: 'inbound', message_id: null, client: null, upstream: 'up1', payload: expect.any(String) }]);
+    expect(rows).toEqual([{ kind: 'inbound', message_id: null, client: 'acme', upstream: 'up1', payload: expect.any(String) }]);
     expect(JSON.parse(rows[0]!.payload)).toEqual({
-      type: 'inbound', source: '971500000009', destination: 'ACME', text: 'STOP', receivedAt: new Date(7_000).toISOString(),
+      type: 'inbound', channel: 'sms', inboundId: 1, source: '971500000009', destination: 'ACME', text: 'STOP', receivedAt: new Date(7_000).toISOString(),
     });
     expect((await t.store.counts()).outbox).toBe(1);
+  });
+
+  it('an inbound message with no client, or for a client without a webhook, is stored without an event', async () => {
+    await t.store.recordInbound({ upstream: 'up1', client: null, events: false, source: '1', destination: '2', text: 'a', dataCoding: 0, parts: 1, receivedAt: 7_000 });
+    await t.store.recordInbound({ upstream: 'up1', client: 'acme', events: false, source: '1', destination: '2', text: 'b', dataCoding: 0, parts: 1, receivedAt: 7_001 });
+    expect(t.db.prepare('SELECT client, text FROM inbound ORDER BY id').all()).toEqual([{ client: null, text: 'a' }, { client: 'acme', text: 'b' }]);
+    expect((await t.store.counts()).outbox).toBe(0);
+  });
+
+  it('a message accepted with events off writes no event, at accept or after', async () => {
+    await t.store.accept({ messages: [newMessage('q', { events: false })], now: 1_000 });
+    await t.store.claim('up1', 1_000, 10);
+    await t.store.recordSubmit('q', [accepted(1, 'Q1')], 2_000);
+    await t.store.applyReceipt(receipt(['q1'], 'DELIVERED'));
+    expect((await t.store.getMessage('q'))?.status).toBe('DELIVERED');
+    expect(statusEvents(t.db)).toEqual([]);
   });
 
   it('every status change has its outbox row: rows equal changes', async () => {
@@ -216,7 +239,7 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     await t.store.applyReceipt(receipt(['a'], 'DELIVERED'));
     await t.store.applyReceipt(receipt(['b'], 'FAILED', { reason: 'stat:EXPIRED' }));
     // a: SENT, DELIVERED; b: SENT, FAILED; c: REJECTED
-    expect(statusEvents(t.db).map((e) => `${e.messageId}:${e.status}`)).toEqual(['a:SENT', 'b:SENT', 'c:REJECTED', 'a:DELIVERED', 'b:FAILED']);
-    expect((await t.store.counts()).outbox).toBe(5);
+    expect(changeEvents(t.db).map((e) => `${e.messageId}:${e.status}`)).toEqual(['a:SENT', 'b:SENT', 'c:REJECTED', 'a:DELIVERED', 'b:FAILED']);
+    expect((await t.store.counts()).outbox).toBe(8); // and the three SUBMITTED
   });
 });

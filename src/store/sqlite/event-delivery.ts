@@ -1,0 +1,203 @@
+/**
+ * The outbox's side that the webhook dispatcher drives: claiming due events (only the oldest
+ * undelivered event of each message, so a message's events go out in order), settling them,
+ * dead events, and the re-push of `POST /sms/resendDlr`. Delivered events are deleted: the
+ * outbox holds what is still to deliver, and the dead.
+ */
+import type { DeliveryStatus } from '../../sms/status.js';
+import type {
+  DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
+} from '../store.js';
+import { isoTime, writeStatusEvent, type StatusEventPayload } from './outbox.js';
+import type { Sql } from './sql.js';
+
+interface OutboxRow {
+  id: number;
+  kind: 'status' | 'inbound';
+  message_id: string | null;
+  client: string;
+  payload: string;
+  created_at: number;
+  queued_at: number;
+  attempts: number;
+}
+
+// The NOT EXISTS keeps a message's later events back while an earlier one is undelivered
+// (leased, backing off, or simply due): a status never overtakes the one before it.
+export const CLAIM_EVENTS_SQL = `SELECT o.id, o.kind, o.message_id, o.client, o.payload, o.created_at, o.queued_at, o.attempts
+  FROM outbox o INDEXED BY outbox_due
+  WHERE o.client = ? AND o.state = 'pending' AND o.next_attempt_at <= ?
+    AND (o.message_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM outbox e INDEXED BY outbox_message_pending
+      WHERE e.message_id = o.message_id AND e.state = 'pending' AND e.id < o.id))
+  ORDER BY o.next_attempt_at, o.id LIMIT ?`;
+// A lease moves the event out of the due range until it ends; lease_until marks it as leased,
+// so that opening the store can give back the leases of a process that died.
+const LEASE_SQL = 'UPDATE outbox SET next_attempt_at = ?, lease_until = ? WHERE id = ?';
+
+export function claimEvents(sql: Sql, client: string, now: number, limit: number, leaseUntil: number): OutboxEvent[] {
+  const rows = sql.all<OutboxRow>(CLAIM_EVENTS_SQL, client, now, limit);
+  return rows.map((r) => {
+    sql.run(LEASE_SQL, leaseUntil, leaseUntil, r.id);
+    return {
+      id: r.id, kind: r.kind, messageId: r.message_id, client: r.client, payload: r.payload,
+      createdAt: r.created_at, queuedAt: r.queued_at, attempts: r.attempts,
+    };
+  });
+}
+
+const DELETE_DELIVERED_SQL = "DELETE FROM outbox WHERE id = ? AND state = 'pending' RETURNING message_id";
+const SUPERSEDE_SQL = "DELETE FROM outbox WHERE message_id = ? AND state = 'dead' AND id < ?";
+const RETRY_SQL = `UPDATE outbox SET next_attempt_at = ?, lease_until = NULL, attempts = attempts + 1, last_error = ?
+  WHERE id = ? AND state = 'pending'`;
+const DEAD_SQL = `UPDATE outbox SET state = 'dead', lease_until = NULL, attempts = attempts + 1, last_error = ?, died_at = ?
+  WHERE id = ? AND state = 'pending'`;
+const RELEASE_SQL = "UPDATE outbox SET next_attempt_at = ?, lease_until = NULL WHERE id = ? AND state = 'pending'";
+
+export function settleEvents(sql: Sql, outcomes: readonly EventOutcome[], now: number): SettledEvents {
+  let superseded = 0;
+  for (const o of outcomes) {
+    switch (o.kind) {
+      case 'delivered': {
+        const row = sql.get<{ message_id: string | null }>(DELETE_DELIVERED_SQL, o.id);
+        // An older event of the message that died can never be sent now: it would move the
+        // receiver's status back.
+        if (row?.message_id) superseded += sql.run(SUPERSEDE_SQL, row.message_id, o.id).changes;
+        break;
+      }
+      case 'retry':
+        sql.run(RETRY_SQL, o.at, o.error, o.id);
+        break;
+      case 'dead':
+        sql.run(DEAD_SQL, o.error, now, o.id);
+        break;
+      case 'release':
+        sql.run(RELEASE_SQL, now, o.id);
+        break;
+    }
+  }
+  return { superseded };
+}
+
+/** Opening the store: a lease of the process that wrote this file before can never be settled. */
+export function releaseLeases(sql: Sql, now: number): number {
+  return sql.run('UPDATE outbox SET next_attempt_at = ?, lease_until = NULL WHERE lease_until IS NOT NULL', now).changes;
+}
+
+export function listDeadEvents(sql: Sql, client: string, limit: number, afterId = 0): DeadEvent[] {
+  const rows = sql.all<OutboxRow & { last_error: string | null; died_at: number }>(
+    `SELECT id, kind, message_id, payload, created_at, attempts, last_error, died_at FROM outbox INDEXED BY outbox_dead
+     WHERE client = ? AND state = 'dead' AND id > ? ORDER BY id LIMIT ?`,
+    client, afterId, limit,
+  );
+  return rows.map((r) => ({
+    id: r.id, kind: r.kind, messageId: r.message_id, payload: r.payload, createdAt: r.created_at,
+    attempts: r.attempts, lastError: r.last_error, diedAt: r.died_at,
+  }));
+}
+
+const LATER_LIVE_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_message_pending
+  WHERE message_id = ? AND state = 'pending' AND id > ? LIMIT 1`;
+const REQUEUE_SQL = `UPDATE outbox SET state = 'pending', queued_at = ?, next_attempt_at = ?, attempts = 0, died_at = NULL
+  WHERE id = ?`;
+
+export function resendDeadEvents(sql: Sql, client: string, ids: readonly number[] | null, now: number): ResentDeadEvents {
+  const dead = ids === null
+    ? sql.all<{ id: number; message_id: string | null }>(
+      "SELECT id, message_id FROM outbox INDEXED BY outbox_dead WHERE client = ? AND state = 'dead' ORDER BY id", client)
+    : ids.flatMap((id) => sql.all<{ id: number; message_id: string | null }>(
+      "SELECT id, message_id FROM outbox WHERE id = ? AND client = ? AND state = 'dead'", id, client));
+  let requeued = 0;
+  let superseded = 0;
+  // In id order, so a message's dead events go back in the order they were written. A dead
+  // event whose message has a later event in the queue would arrive after it: it goes instead.
+  // (One whose later event was delivered is gone already: settleEvents removed it.)
+  for (const e of [...dead].sort((a, b) => a.id - b.id)) {
+    if (e.message_id !== null && sql.get(LATER_LIVE_SQL, e.message_id, e.id) !== undefined) {
+      sql.run('DELETE FROM outbox WHERE id = ?', e.id);
+      superseded++;
+    } else {
+      sql.run(REQUEUE_SQL, now, now, e.id);
+      requeued++;
+    }
+  }
+  return { requeued, superseded };
+}
+
+interface ResendMessageRow {
+  seq: number;
+  id: string;
+  client: string;
+  upstream: string;
+  batch_id: number | null;
+  destination: string;
+  status: DeliveryStatus;
+  reason: string | null;
+  updated_at: number;
+}
+
+interface ResendPartRow {
+  part: number;
+  status: DeliveryStatus;
+  smsc_id: string | null;
+  updated_at: number;
+}
+
+/**
+ * Walks the client's messages in seq order (the primary key: one pass over the table for the
+ * whole request, however many calls it takes) and writes a status event with each matching
+ * message's current status, built from what the store holds: the part that last reached that
+ * status and the last receipt of that part.
+ */
+export function resendStatusEvents(
+  sql: Sql, filter: ResendFilter, afterSeq: number, limit: number, now: number,
+): { queued: number; next: number | null } {
+  const conditions = ['seq > ?', 'client = ?', 'created_at >= ?', 'created_at < ?'];
+  const params: unknown[] = [afterSeq, filter.client, filter.from, filter.to];
+  if (filter.senderId !== undefined) { conditions.push('source = ?'); params.push(filter.senderId); }
+  if (filter.status !== undefined) { conditions.push('status = ?'); params.push(filter.status); }
+  const rows = sql.all<ResendMessageRow>(
+    `SELECT seq, id, client, upstream, batch_id, destination, status, reason, updated_at FROM messages
+     WHERE ${conditions.join(' AND ')} ORDER BY seq LIMIT ?`,
+    ...params, limit,
+  );
+  for (const m of rows) {
+    const parts = sql.all<ResendPartRow>('SELECT part, status, smsc_id, updated_at FROM parts WHERE message_id = ? ORDER BY part', m.id);
+    const cause = m.status === 'SUBMITTED'
+      ? undefined
+      : parts.filter((p) => p.status === m.status).sort((a, b) => b.updated_at - a.updated_at)[0] ?? parts[0];
+    const receipt = cause === undefined ? undefined : sql.get<{ raw: string }>(
+      'SELECT raw FROM receipts WHERE message_id = ? AND part = ? ORDER BY id DESC LIMIT 1', m.id, cause.part);
+    const payload: StatusEventPayload = {
+      type: 'status',
+      messageId: m.id,
+      channel: 'sms',
+      destination: m.destination,
+      status: m.status,
+      timestamp: isoTime(m.updated_at),
+      reason: m.reason,
+      batchId: m.batch_id,
+      part: cause ? { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id } : null,
+      parts: parts.length,
+      smscMessageId: cause?.smsc_id ?? null,
+      receipt: receipt ? (JSON.parse(receipt.raw) as Record<string, unknown>) : null,
+      resent: true,
+    };
+    writeStatusEvent(sql, m, payload, now);
+  }
+  const last = rows.at(-1);
+  return { queued: rows.length, next: rows.length === limit && last ? last.seq : null };
+}
+
+export function outboxDepth(sql: Sql): OutboxDepth[] {
+  const rows = sql.all<{ client: string; state: 'pending' | 'dead'; n: number }>(
+    "SELECT client, state, COUNT(*) AS n FROM outbox WHERE state IN ('pending', 'dead') GROUP BY client, state ORDER BY client",
+  );
+  const byClient = new Map<string, OutboxDepth>();
+  for (const r of rows) {
+    const depth = byClient.get(r.client) ?? { client: r.client, pending: 0, dead: 0 };
+    depth[r.state] = r.n;
+    byClient.set(r.client, depth);
+  }
+  return [...byClient.values()];
+}
