@@ -9,6 +9,9 @@ import type { SmppdConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries } from '../dispatch/deliveries.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
+import { InboundRouting } from '../dispatch/inbound-routing.js';
+import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
+import { WebhookClient } from '../events/webhook-client.js';
 import { buildHttpServer } from '../ingress/http/server.js';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
@@ -18,6 +21,7 @@ import type { SmppdError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
+import { version } from './commands.js';
 import { upstreamSettings } from './engine-settings.js';
 
 /** How often incomplete MO messages are checked for having waited too long. */
@@ -29,6 +33,8 @@ export interface RunningDaemon {
   /** The in-process simulator's port, when the config enables it. */
   simulatorPort?: number;
   pool: Pool;
+  /** Events waiting and dead per client (metrics). */
+  outboxDepth(): ReturnType<Store['outboxDepth']>;
   /** Graceful stop; resolves when the store is closed. */
   stop(): Promise<void>;
 }
@@ -36,7 +42,7 @@ export interface RunningDaemon {
 export interface DaemonDeps {
   clock: Clock;
   log: Log;
-  metrics?: EngineMetrics;
+  metrics?: EngineMetrics & EventMetrics;
   onPool?: (pool: Pool) => void;
   /** The store can no longer store anything (its worker thread died): the caller should exit so the service manager restarts it. */
   onFatal?: (error: SmppdError) => void;
@@ -69,9 +75,32 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     : await SqliteStore.open({ path, fsync, clock });
   log.info({ event: 'store_open', path, fsync, thread }, 'store open');
 
+  const events = new EventDispatcher({
+    store, clock, log: log.child({ component: 'webhooks' }), metrics: deps.metrics ?? noEventMetrics,
+    clients: config.clients.flatMap((c): EventClient[] => {
+      const w = c.webhook;
+      if (!w) return [];
+      const timeoutMs = w.timeoutSeconds * 1000;
+      return [{
+        name: c.name,
+        sink: new WebhookClient({ url: w.url, timeoutMs, concurrency: w.concurrency, ...(w.secret ? { secret: w.secret } : {}), ...(w.ca ? { ca: w.ca } : {}) },
+          { clock, userAgent: `smppd/${version()}` }),
+        concurrency: w.concurrency,
+        retry: { initialMs: w.retry.initialSeconds * 1000, maxMs: w.retry.maxSeconds * 1000, multiplier: 2 },
+        maxAgeMs: w.maxAgeHours * 3_600_000,
+        // Claimed events wait for a slot, then take at most the timeout: a lease far beyond both.
+        leaseMs: Math.max(60_000, 3 * timeoutMs),
+      }];
+    }),
+  });
+  const routing = new InboundRouting(
+    config.clients.map((c) => ({ name: c.name, hasWebhook: events.has(c.name), ...(c.inboundNumbers ? { inboundNumbers: c.inboundNumbers } : {}) })),
+    config.upstreams,
+  );
+
   const upstreams = config.upstreams.map(upstreamSettings);
   const deliveries = new Deliveries({
-    store, clock, log: log.child({ component: 'deliveries' }),
+    store, clock, log: log.child({ component: 'deliveries' }), routeInbound: (upstream, destination) => routing.route(upstream, destination),
     upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
   });
   const pool = new Pool({
@@ -85,7 +114,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
   });
   const acceptor = new Acceptor({
-    store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(),
+    store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
     upstreams: config.upstreams.map((u) => ({
       name: u.name,
       compose: {
@@ -96,12 +125,14 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   });
   const http = buildHttpServer({
     acceptor, store, identify, clock, log, // the server names its own component
+    events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
   });
 
   pool.start();
   await dispatcher.start();
+  events.start();
   await http.listen({ host: config.http.host, port: config.http.port });
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
@@ -119,6 +150,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     http: { host: config.http.host, port: httpPort },
     ...(simulatorPort !== undefined ? { simulatorPort } : {}),
     pool,
+    outboxDepth: () => store.outboxDepth(),
     stop() {
       stopping ??= (async () => {
         moTimer?.cancel();
@@ -127,6 +159,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         const settled = dispatcher.stop();
         await pool.stop(config.shutdown.drainSeconds * 1000);
         await settled;
+        // Last: receipts that arrived while the binds drained have their events queued by now.
+        await events.stop();
         await store.close();
         await simulator?.stop();
       })();

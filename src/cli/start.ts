@@ -39,9 +39,9 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
   const log = asLog(logger);
   const clock = new SystemClock();
   let pool: Pool | undefined;
-  const metrics = new Metrics(() => pool?.stats() ?? []);
+  let daemon: RunningDaemon | undefined;
+  const metrics = new Metrics(() => pool?.stats() ?? [], { readOutbox: async () => (await daemon?.outboxDepth()) ?? [] });
 
-  let daemon: RunningDaemon;
   try {
     daemon = await startDaemon(config, {
       clock, log, metrics, onPool: (p) => { pool = p; },
@@ -56,6 +56,7 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
     logger.flush();
     return 1;
   }
+  const running = daemon;
   log.info({ event: 'started', http: daemon.http, upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds })) }, 'smppd started');
 
   return new Promise<number>((resolve) => {
@@ -67,7 +68,7 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
       }
       stopping = true;
       log.info({ event: 'stopping', signal, drainSeconds: config.shutdown.drainSeconds }, 'stopping: no new work, draining outstanding requests, then unbinding');
-      void daemon.stop().then(() => {
+      void running.stop().then(() => {
         log.info({ event: 'stopped' }, 'smppd stopped');
         logger.flush();
         resolve(0);

@@ -14,6 +14,13 @@ export interface BindReading {
   reconnects: number;
 }
 
+/** Outbox events per client (the store's `outboxDepth()`), read at scrape time. */
+export interface OutboxReading {
+  client: string;
+  pending: number;
+  dead: number;
+}
+
 const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
 
 /**
@@ -30,8 +37,16 @@ export class Metrics {
   readonly #retries: Counter<'upstream' | 'status'>;
   readonly #throttled: Counter<'upstream' | 'bind'>;
   readonly #reconnects: Counter<'upstream' | 'bind'>;
+  readonly #webhookAttempts: Counter<'client' | 'result'>;
+  readonly #webhookRequest: Histogram<'client'>;
+  readonly #eventLatency: Histogram<'client' | 'kind'>;
+  readonly #eventsDead: Counter<'client'>;
+  readonly #eventsSuperseded: Counter;
 
-  constructor(readBinds: () => BindReading[], options: { processMetrics?: boolean } = {}) {
+  constructor(
+    readBinds: () => BindReading[],
+    options: { processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]> } = {},
+  ) {
     const r = this.registry;
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: r, prefix: 'smppd_' });
     this.#responses = new Counter({ name: 'smppd_submit_responses_total', help: 'submit_sm answers by command_status name', labelNames: ['upstream', 'status'], registers: [r] });
@@ -45,6 +60,33 @@ export class Metrics {
     this.#retries = new Counter({ name: 'smppd_submit_retries_total', help: 'parts queued again for a retryable command_status', labelNames: ['upstream', 'status'], registers: [r] });
     this.#throttled = new Counter({ name: 'smppd_throttle_episodes_total', help: 'times a bind was throttled and slowed down', labelNames: ['upstream', 'bind'], registers: [r] });
     this.#reconnects = new Counter({ name: 'smppd_bind_reconnects_total', help: 'times a bind went down and will reconnect', labelNames: ['upstream', 'bind'], registers: [r] });
+
+    this.#webhookAttempts = new Counter({ name: 'smppd_webhook_attempts_total', help: 'webhook POSTs by result: ok, status (not 2xx), timeout, network, tls', labelNames: ['client', 'result'], registers: [r] });
+    this.#webhookRequest = new Histogram({
+      name: 'smppd_webhook_request_seconds', help: 'one webhook POST, sent to answered', labelNames: ['client'], registers: [r],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    });
+    this.#eventLatency = new Histogram({
+      name: 'smppd_event_delivery_seconds', help: 'status change or inbound message to its webhook\'s acknowledgement (retries included)', labelNames: ['client', 'kind'], registers: [r],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400],
+    });
+    this.#eventsDead = new Counter({ name: 'smppd_events_dead_total', help: 'events parked as dead after failing for maxAgeHours', labelNames: ['client'], registers: [r] });
+    this.#eventsSuperseded = new Counter({ name: 'smppd_events_superseded_total', help: 'dead events dropped because a later event of their message was delivered', registers: [r] });
+    const readOutbox = options.readOutbox;
+    if (readOutbox) {
+      const outbox = (name: string, help: string, pick: (o: OutboxReading) => number): void => {
+        new Gauge({
+          name, help, labelNames: ['client'], registers: [r],
+          async collect() {
+            const readings = await readOutbox();
+            this.reset();
+            for (const o of readings) this.set({ client: o.client }, pick(o));
+          },
+        });
+      };
+      outbox('smppd_outbox_depth', 'events waiting for delivery (due or backing off)', (o) => o.pending);
+      outbox('smppd_outbox_dead', 'events parked as dead (GET /events/dead lists them)', (o) => o.dead);
+    }
 
     const perBind = (name: string, help: string, pick: (b: BindReading) => number): void => {
       new Gauge({
@@ -95,6 +137,23 @@ export class Metrics {
 
   reconnect(upstream: string, bind: string): void {
     this.#reconnects.inc({ upstream, bind });
+  }
+
+  webhookAttempt(client: string, result: string, seconds: number): void {
+    this.#webhookAttempts.inc({ client, result });
+    this.#webhookRequest.observe({ client }, seconds);
+  }
+
+  eventDelivered(client: string, kind: string, seconds: number): void {
+    this.#eventLatency.observe({ client, kind }, seconds);
+  }
+
+  eventDead(client: string): void {
+    this.#eventsDead.inc({ client });
+  }
+
+  eventsSuperseded(count: number): void {
+    this.#eventsSuperseded.inc(count);
   }
 
   /** The value of a counter or gauge (summed over labels that match `labels`): for tests and `send`. */

@@ -56,6 +56,8 @@ export interface HarnessOptions {
   maxBodyBytes?: number;
   maxUploadBytes?: number;
   bulkChunkSize?: number;
+  /** Clients that have a webhook: their messages write events, and resendDlr and /events/dead serve them. */
+  webhookClients?: string[];
 }
 
 /** A Log that keeps each line as JSON text. */
@@ -77,15 +79,18 @@ export async function httpHarness(o: HarnessOptions = {}) {
     for (const listener of onAccept) listener();
     return accepted;
   };
-  const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000 });
+  const wantsEvents = (client: string): boolean => o.webhookClients?.includes(client) ?? false;
+  const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000, wantsEvents });
   const logs: string[] = [];
+  const wakes = { count: 0 };
   const app = buildHttpServer({
     acceptor, store, identify, clients: CLIENTS, clock, log: recordingLog(logs),
+    events: { hasWebhook: wantsEvents, wake: () => { wakes.count++; } },
     limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, bulkChunkSize: o.bulkChunkSize ?? 5000 },
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, onAccept,
+    app, store, clock, logs, acceptSizes, onAccept, wakes,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();

@@ -27,7 +27,17 @@ export interface HttpBulkWriter {
 }
 
 /** The store's part the API reads and changes (writes go through the acceptor). */
-export type HttpStore = Pick<Store, 'getMessage' | 'listBatches' | 'getBatch' | 'setBatchState' | 'listSchedules' | 'setScheduleState'>;
+export type HttpStore = Pick<Store,
+  'getMessage' | 'listBatches' | 'getBatch' | 'setBatchState' | 'listSchedules' | 'setScheduleState'
+  | 'resendStatusEvents' | 'listDeadEvents' | 'resendDeadEvents'>;
+
+/** The webhook dispatcher's part the API uses (`src/events/event-dispatcher.ts`). */
+export interface HttpEvents {
+  /** Whether the client has a webhook. */
+  hasWebhook(client: string): boolean;
+  /** Events were queued: deliver them now rather than at the next poll. */
+  wake(): void;
+}
 
 export interface HttpLimits {
   /** Largest JSON body, bytes (http.maxBodyBytes). Larger: 413. */
@@ -44,6 +54,8 @@ export interface HttpServerDeps {
   acceptor: HttpAcceptor;
   /** Reads messages, batches and schedules; changes batch and schedule states. */
   store: HttpStore;
+  /** Webhooks: resendDlr and the dead events. */
+  events: HttpEvents;
   /** POST /sms/identify (the domain's `identify`). */
   identify: (text: string) => IdentifyResult;
   /** Who may call (config `clients`). Names and tokens unique (the config checks it). */

@@ -26,6 +26,8 @@ export const API_ERRORS = {
   TEXT_NOT_REPRESENTABLE: 400,
   /** A batch or schedule operation its state does not allow (§3.3, §3.4); the message says which state it needs. */
   INVALID_STATE: 400,
+  /** resendDlr, /events/dead: the client has no webhook configured, so it has no events. */
+  NO_WEBHOOK: 400,
   /** Any other malformed request fastify refuses (a bad URL, a bad Content-Length). */
   BAD_REQUEST: 400,
   /** The token may not use this senderId (the client's `senders` allow-list). */

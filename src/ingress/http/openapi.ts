@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../../sms/status.js';
 import { API_ERRORS } from './errors.js';
 import { NUMBER_PROBLEMS } from './numbers.js';
-import { bulkRequestSchema, identifySchema, sendNowSchema, sendSmsSchema } from './validation.js';
+import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from './validation.js';
 
 type Json = Record<string, unknown>;
 
@@ -87,6 +87,57 @@ const schemas: Json = {
     total: nullable('integer'),
     createdAt: { ...str, format: 'date-time' },
   }),
+  ResendDlr: jsonSchema(resendDlrSchema),
+  DeadResend: jsonSchema(deadResendSchema),
+  StatusEvent: {
+    ...object({
+      type: { type: 'string', enum: ['status'] },
+      messageId: { ...str, description: 'The id sendSms answered (or one message of a sendbulk). Deduplicate by messageId and status.' },
+      channel: { type: 'string', enum: ['sms'] },
+      destination: str,
+      status: { type: 'string', enum: DELIVERY_STATUSES, description: 'The message\'s status after the change. New values may appear.' },
+      timestamp: { ...str, format: 'date-time', description: 'When the change happened (UTC).' },
+      reason: { ...nullable('string'), description: 'Why a message FAILED or was REJECTED (ESME_R name and code, or receipt stat and err).' },
+      batchId: nullable('integer'),
+      part: {
+        type: ['object', 'null'], properties: { part: int, status: { type: 'string', enum: DELIVERY_STATUSES }, smscMessageId: nullable('string') },
+        description: 'The part whose change moved the message; null for SUBMITTED.',
+      },
+      parts: { ...int, description: 'How many parts the message has.' },
+      smscMessageId: { ...nullable('string'), description: 'The SMSC\'s id of that part.' },
+      receipt: { type: ['object', 'null'], description: 'The delivery receipt that caused the change, as read (raw text and fields); null otherwise.' },
+      resent: { type: 'boolean', enum: [true], description: 'Present on a re-push by POST /sms/resendDlr.' },
+    }, ['type', 'messageId', 'channel', 'destination', 'status', 'timestamp', 'reason', 'batchId', 'part', 'parts', 'smscMessageId', 'receipt']),
+    description: 'One change of a message\'s status. A message\'s events arrive in order, one at a time; a status never arrives after a later one.',
+  },
+  InboundEvent: {
+    ...object({
+      type: { type: 'string', enum: ['inbound'] },
+      channel: { type: 'string', enum: ['sms'] },
+      inboundId: { ...int, description: 'smppd\'s id of the stored message: deduplicate by it.' },
+      source: { ...str, description: 'The sender\'s number.' },
+      destination: { ...str, description: 'Your number or short code it was sent to.' },
+      text: str,
+      receivedAt: { ...str, format: 'date-time' },
+    }),
+    description: 'An inbound (MO) message, reassembled when it came in parts.',
+  },
+  DeadEventList: object({
+    events: {
+      type: 'array',
+      items: object({
+        id: { ...int, description: 'Pass to POST /events/dead/resend.' },
+        kind: { type: 'string', enum: ['status', 'inbound'] },
+        messageId: nullable('string'),
+        createdAt: { ...str, format: 'date-time' },
+        diedAt: { ...str, format: 'date-time' },
+        attempts: int,
+        lastError: nullable('string'),
+        event: { oneOf: [ref('StatusEvent'), ref('InboundEvent')] },
+      }),
+    },
+    next: { ...nullable('integer'), description: 'Pass as after= for the next page; null on the last.' },
+  }),
   MessageStatus: object({
     messageId: str,
     status: { type: 'string', enum: DELIVERY_STATUSES, description: 'New values may appear: do not fail on one you do not know.' },
@@ -124,6 +175,21 @@ const batchControl = (summary: string, description: string): Json => ({
   summary, description, parameters: [batchId],
   responses: { ...ok('The batch after the change.', ref('BatchDetail')), 400: r('BadRequest'), 404: r('NotFound'), ...always },
 });
+
+const webhookRequest = (summary: string, schema: string): Json => ({
+  post: {
+    summary,
+    description: 'POSTed to clients[].webhook.url with keep-alive. Headers: x-smppd-event-id (the outbox id), x-smppd-timestamp (unix seconds) and, with a secret, x-smppd-signature: t=<timestamp>,v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>. Answer 2xx within timeoutSeconds; anything else is retried with backoff until maxAgeHours.',
+    requestBody: { required: true, content: json(ref(schema)) },
+    responses: { '2XX': { description: 'Acknowledged: not sent again.' }, default: { description: 'Not acknowledged: retried.' } },
+  },
+});
+
+/** What smppd POSTs to a client's webhook (OpenAPI 3.1 webhooks). */
+const webhooks: Json = {
+  status: webhookRequest('A message\'s status changed', 'StatusEvent'),
+  inbound: webhookRequest('An inbound (MO) message arrived', 'InboundEvent'),
+};
 
 const paths: Json = {
   '/sms/sendSms': {
@@ -200,6 +266,29 @@ const paths: Json = {
       responses: { 501: errorResponse('Always: number lookup is a service of the provider\'s REST API.'), ...always },
     },
   },
+  '/sms/resendDlr': {
+    post: {
+      summary: 'Re-push delivery statuses to the webhook',
+      description: 'Queues a status event with the current status of each message of the client sent between startDate and endDate (UTC days, or instants with their zone), optionally only from senderId and only in messageStatus. Needs a webhook (else NO_WEBHOOK).',
+      requestBody: { required: true, content: json(ref('ResendDlr')) },
+      responses: { ...ok('How many events were queued.', object({ queued: int })), ...jsonBodyErrors, ...always },
+    },
+  },
+  '/events/dead': {
+    get: {
+      summary: 'Events that failed for maxAgeHours and were parked (smppd)',
+      parameters: [query('limit', 'At most this many (default 100, at most 1000).', false), query('after', 'Only ids above this one (the next of the previous page).', false)],
+      responses: { ...ok('Oldest first.', ref('DeadEventList')), 400: r('BadRequest'), ...always },
+    },
+  },
+  '/events/dead/resend': {
+    post: {
+      summary: 'Put dead events back in the queue (smppd)',
+      description: 'A dead event whose message has a later event still queued is dropped instead (superseded): sending it would move the status back.',
+      requestBody: { required: true, content: json(ref('DeadResend')) },
+      responses: { ...ok('What happened to them.', object({ requeued: int, superseded: int })), ...jsonBodyErrors, ...always },
+    },
+  },
   '/openapi.json': {
     get: {
       summary: 'This description',
@@ -221,6 +310,7 @@ export function openApiDocument(): Json {
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     paths,
+    webhooks,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token of the config\'s clients.' } },
       schemas,

@@ -12,6 +12,7 @@ import { Authenticator } from './auth.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
+import { registerEventRoutes } from './events.js';
 import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { registerScheduleRoutes } from './schedules.js';
@@ -20,7 +21,7 @@ import { KeyedSerial } from './serial.js';
 import { registerStatusRoutes } from './status.js';
 
 export type { HttpClient } from './auth.js';
-export type { HttpAcceptor, HttpBulkWriter, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
+export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
 export { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
 
 export interface RouteEntry {
@@ -95,6 +96,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     registerBatchRoutes(scope, ctx);
     registerScheduleRoutes(scope, ctx);
     registerStatusRoutes(scope, ctx);
+    registerEventRoutes(scope, ctx);
   });
   return app;
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { MAX_VALIDITY_HOURS } from '../../sms/smpp-time.js';
+import { DELIVERY_STATUSES } from '../../sms/status.js';
 import { ApiError } from './errors.js';
 import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
 
@@ -94,6 +95,48 @@ export const identifySchema = z.strictObject({ message: str().meta({ description
 const idValue = z.union([z.number().int().min(1), z.string().regex(/^[1-9]\d{0,15}$/)], { error: 'must be a whole number ≥ 1' });
 /** POST /sms/send-now body (when the id is not in the query). */
 export const sendNowSchema = z.strictObject({ scheduleId: idValue.meta({ description: 'The id from /sms/listSchedule.' }) });
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A resendDlr bound: a UTC day `YYYY-MM-DD` (the whole day), or an instant in ISO 8601 with its
+ * zone. `{ start, end }` in ms: the day's first and the next day's first ms, or the instant and
+ * the ms after it.
+ */
+export function parseDateBound(text: string): { start: number; end: number } | null {
+  const day = DATE.exec(text);
+  if (day) {
+    const start = Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
+    if (new Date(start).toISOString().slice(0, 10) !== text) return null; // 2026-02-30
+    return { start, end: start + 86_400_000 };
+  }
+  if (!DATE_TIME.test(text)) return null;
+  const at = Date.parse(text.replace(' ', 'T'));
+  return Number.isNaN(at) ? null : { start: at, end: at + 1 };
+}
+
+const dateBound = (description: string) => str().refine((t) => parseDateBound(t) !== null, {
+  error: 'must be a date YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time with its zone',
+}).meta({ description, examples: ['2026-11-01', '2026-11-01T08:00:00+04:00'] });
+
+/** POST /sms/resendDlr body (API §4.1: startDate, endDate, senderId, messageStatus). */
+export const resendDlrSchema = z.strictObject({
+  startDate: dateBound('Messages sent from this day (UTC) or instant on.'),
+  endDate: dateBound('Up to the end of this day (UTC), or up to this instant.'),
+  senderId: str().min(1, { error: 'must not be empty' }).nullish().meta({ description: 'Only messages sent from this sender ID.' }),
+  messageStatus: z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')}` }).nullish()
+    .meta({ description: 'Only messages whose current status is this one.' }),
+});
+export type ResendDlrBody = z.output<typeof resendDlrSchema>;
+
+/** POST /events/dead/resend body: some dead events by id, or all of them. */
+export const deadResendSchema = z.strictObject({
+  ids: z.array(z.number({ error: 'must be a list of event ids' }).int({ error: 'must be a list of event ids' }).min(1, { error: 'must be a list of event ids' }),
+    { error: 'must be a list of event ids' }).min(1, { error: 'must list at least one id; use all: true for every dead event' }).max(10_000, { error: 'must list at most 10000 ids' })
+    .nullish().meta({ description: 'The ids of GET /events/dead.' }),
+  all: bool().nullish().meta({ description: 'true: every dead event of the client.' }),
+}).refine((b) => (b.ids != null) !== (b.all === true), { error: 'give ids, or all: true, not both', path: ['ids'] });
 
 /** Field names people bring from other SMS APIs, and the one this API uses. */
 const INSTEAD: Readonly<Record<string, string>> = {

@@ -7,7 +7,7 @@ import { API_ERRORS, listRoutes } from '../../../src/ingress/http/server.js';
 import { httpHarness, type Harness } from '../../support/http.js';
 
 let h: Harness;
-let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, { responses?: object }>>; components: { schemas: Record<string, Record<string, unknown>> } };
+let doc: { openapi: string; info: { version: string }; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>; paths: Record<string, Record<string, { responses?: object }>>; components: { schemas: Record<string, Record<string, unknown>> } };
 beforeAll(async () => {
   h = await httpHarness();
   const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
@@ -30,7 +30,7 @@ describe('/openapi.json', () => {
 
   it('describes every registered route', () => {
     const routes = listRoutes(h.app);
-    expect(routes.length).toBe(14);
+    expect(routes.length).toBe(17);
     for (const r of routes) expect(doc.paths[asOpenApi(r.url)]?.[r.method.toLowerCase()], `${r.method} ${r.url}`).toBeDefined();
   });
 
@@ -53,5 +53,14 @@ describe('/openapi.json', () => {
       'senderId', 'destinationNumber', 'message', 'messageType', 'charCount', 'smsParts', 'charLimit', 'expiryHour', 'campaignName',
       'isSchedule', 'time', 'gmt', 'repeat', 'delay', 'peId', 'templateId', 'telemarketerId',
     ]);
+  });
+
+  it('describes the two webhook requests smppd makes: status and inbound events', () => {
+    expect(Object.keys(doc.webhooks)).toEqual(['status', 'inbound']);
+    expect(doc.webhooks.status!.post.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/StatusEvent');
+    expect(doc.components.schemas.StatusEvent).toMatchObject({
+      required: ['type', 'messageId', 'channel', 'destination', 'status', 'timestamp', 'reason', 'batchId', 'part', 'parts', 'smscMessageId', 'receipt'],
+    });
+    expect(doc.components.schemas.InboundEvent).toMatchObject({ required: ['type', 'channel', 'inboundId', 'source', 'destination', 'text', 'receivedAt'] });
   });
 });

@@ -1,0 +1,95 @@
+/**
+ * Webhook events over HTTP: POST /sms/resendDlr (the provider's re-push of delivery statuses,
+ * API §4.1, §6.3) and smppd's dead-event controls, GET /events/dead and POST
+ * /events/dead/resend. A client sees and re-sends only its own events; a client without a
+ * webhook has no events to re-push.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { DeadEvent } from '../../store/store.js';
+import type { RouteContext } from './context.js';
+import { ApiError } from './errors.js';
+import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from './validation.js';
+
+/** Messages per commit of a resendDlr: a wide date range is many short transactions, not one long one. */
+const RESEND_PAGE = 1_000;
+const DEAD_PAGE_DEFAULT = 100;
+const DEAD_PAGE_MAX = 1_000;
+
+export interface DeadEventEntry {
+  id: number;
+  kind: DeadEvent['kind'];
+  messageId: string | null;
+  createdAt: string;
+  diedAt: string;
+  attempts: number;
+  lastError: string | null;
+  /** The body that was being delivered. */
+  event: unknown;
+}
+
+export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { store, clock, events } = ctx.deps;
+
+  const clientWithWebhook = (request: FastifyRequest): string => {
+    const client = ctx.auth.clientOf(request).name;
+    if (!events.hasWebhook(client)) {
+      throw new ApiError('NO_WEBHOOK', 'this client has no webhook (clients[].webhook.url in the smppd config), so there are no events to send');
+    }
+    return client;
+  };
+
+  app.post('/sms/resendDlr', async (request) => {
+    const client = clientWithWebhook(request);
+    const body = parseInput(resendDlrSchema, request.body);
+    const from = parseDateBound(body.startDate)!.start;
+    const to = parseDateBound(body.endDate)!.end;
+    if (to <= from) throw new ApiError('VALIDATION', 'endDate: must not be before startDate');
+    const filter = {
+      client, from, to,
+      ...(body.senderId != null ? { senderId: body.senderId } : {}),
+      ...(body.messageStatus != null ? { status: body.messageStatus } : {}),
+    };
+    let queued = 0;
+    for (let cursor: number | null = 0; cursor !== null;) {
+      const page: { queued: number; next: number | null } = await store.resendStatusEvents(filter, cursor, RESEND_PAGE, clock.wallNow());
+      queued += page.queued;
+      cursor = page.next;
+    }
+    events.wake();
+    return { queued };
+  });
+
+  app.get('/events/dead', async (request) => {
+    const client = clientWithWebhook(request);
+    const q = (request.query ?? {}) as Record<string, unknown>;
+    const limit = pageSize(q.limit);
+    const after = q.after === undefined ? 0 : wholeNumber(q.after, 'after', 0);
+    const dead = await store.listDeadEvents(client, limit, after);
+    return { events: dead.map(deadEntry), next: dead.length === limit ? dead.at(-1)!.id : null };
+  });
+
+  app.post('/events/dead/resend', async (request) => {
+    const client = clientWithWebhook(request);
+    const body = parseInput(deadResendSchema, request.body);
+    const result = await store.resendDeadEvents(client, body.all === true ? null : body.ids ?? [], clock.wallNow());
+    events.wake();
+    return result;
+  });
+}
+
+function deadEntry(e: DeadEvent): DeadEventEntry {
+  return {
+    id: e.id, kind: e.kind, messageId: e.messageId, createdAt: new Date(e.createdAt).toISOString(),
+    diedAt: new Date(e.diedAt).toISOString(), attempts: e.attempts, lastError: e.lastError, event: JSON.parse(e.payload) as unknown,
+  };
+}
+
+function pageSize(value: unknown): number {
+  return value === undefined ? DEAD_PAGE_DEFAULT : Math.min(DEAD_PAGE_MAX, wholeNumber(value, 'limit', 1));
+}
+
+function wholeNumber(value: unknown, name: string, min: number): number {
+  const text = typeof value === 'string' ? value : '';
+  if (!/^\d{1,15}$/.test(text) || Number(text) < min) throw new ApiError('VALIDATION', `${name}: must be a whole number ≥ ${min}`);
+  return Number(text);
+}
