@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { ClientResult } from './bench-client.js';
 import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
 import { freePort } from './bench-proc.js';
+import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
 import { round } from './bench-stats.js';
 
 interface BenchCase {
@@ -48,7 +49,10 @@ loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
 Then the daemon cases (names start with 'daemon:', plain TCP only, skipped with
 --transport tls): 'smppd start' with the simulator in its own process, driven over HTTP:
 single sendSms ingest, one 100,000-number sendbulk, and end to end to DELIVERED.
---only daemon runs just those.`;
+--only daemon runs just those.
+
+Then the webhook case ('webhooks: …'): status changes made in the store at 10,000/s and
+delivered by the webhook dispatcher to a receiver over loopback HTTP. --only webhooks runs it.`;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainJs = join(root, 'dist/src/main.js');
@@ -83,6 +87,13 @@ export async function runBench(argv: string[]): Promise<number> {
     process.stderr.write(`bench: ${c.name} over tcp${c.kind === 'bulk' ? '' : ` for ${seconds} s`} …\n`);
     daemonResults.push(await runDaemonCase({ ...c, seconds }));
   }
+  const webhookCases = WEBHOOK_CASES.filter((c) => !values.only || c.name.includes(values.only));
+  const webhookResults: WebhookCaseResult[] = [];
+  for (const c of webhookCases) {
+    const seconds = values.seconds ? Number(values.seconds) : c.seconds;
+    process.stderr.write(`bench: ${c.name} for ${seconds} s …\n`);
+    webhookResults.push(await runWebhookCase({ ...c, seconds }));
+  }
   const report = {
     when: new Date().toISOString(),
     node: process.version,
@@ -91,6 +102,7 @@ export async function runBench(argv: string[]): Promise<number> {
     command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
     results,
     daemonResults,
+    webhookResults,
   };
   mkdirSync(values.out, { recursive: true });
   const stamp = report.when.replace(/[:.]/g, '-');
@@ -98,6 +110,7 @@ export async function runBench(argv: string[]): Promise<number> {
   writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   if (results.length > 0) console.log(renderTable(results));
   if (daemonResults.length > 0) console.log(`${results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
+  if (webhookResults.length > 0) console.log(`${results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
   return 0;
 }

@@ -30,6 +30,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     case 'bench-client':
       // Internal: the load generator process the benchmark spawns.
       return (await import('./bench-client.js')).runBenchClient(rest);
+    case 'bench-webhooks':
+      // Internal: the smppd side of the webhook benchmark.
+      return (await import('./bench-webhooks.js')).runWebhookBenchSide(rest);
     case 'version':
     case '--version':
       console.log(version());

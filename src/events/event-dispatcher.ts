@@ -33,6 +33,14 @@ export interface EventClient {
   leaseMs: number;
 }
 
+/**
+ * Events claimed ahead of the free request slots, per client, at most. A message's events go
+ * one at a time, each after a store round trip that records the one before, so throughput
+ * comes from many messages at once: a few slots' worth would leave a fast receiver idle
+ * while the store answers.
+ */
+const CLAIM_AHEAD = 1_000;
+
 /** Counters and timings of deliveries (prom-client in the daemon; a no-op by default). */
 export interface EventMetrics {
   /** One POST and how it ended: 'ok' or its failure kind. */
@@ -61,10 +69,17 @@ export interface EventDispatcherOptions {
   random?: () => number;
 }
 
+interface Claimed {
+  event: OutboxEvent;
+  leaseUntil: number;
+}
+
 interface Lane {
   client: EventClient;
   /** Claimed, waiting for a free request slot. */
-  waiting: OutboxEvent[];
+  waiting: Claimed[];
+  /** Ids waiting or in flight: a claim that returns one again (its lease ran out) does not send it twice. */
+  held: Set<number>;
   inFlight: number;
   claiming: boolean;
   /** The last claim was full, or something was settled since: there may be more due now. */
@@ -96,7 +111,7 @@ export class EventDispatcher {
     this.#pollMs = o.pollMs ?? 100;
     this.#random = o.random ?? Math.random;
     for (const client of o.clients) {
-      this.#lanes.set(client.name, { client, waiting: [], inFlight: 0, claiming: false, more: true, failing: false });
+      this.#lanes.set(client.name, { client, waiting: [], held: new Set(), inFlight: 0, claiming: false, more: true, failing: false });
     }
   }
 
@@ -127,7 +142,10 @@ export class EventDispatcher {
     this.#timer?.cancel();
     while (this.#posts.size > 0) await Promise.all([...this.#posts]);
     for (const lane of this.#lanes.values()) {
-      for (const e of lane.waiting.splice(0)) this.#outcomes.push({ outcome: { id: e.id, kind: 'release' }, client: lane.client.name });
+      for (const { event } of lane.waiting.splice(0)) {
+        lane.held.delete(event.id);
+        this.#outcomes.push({ outcome: { id: event.id, kind: 'release' }, client: lane.client.name });
+      }
     }
     await this.#flushAll();
     await Promise.all([...this.#lanes.values()].map((l) => l.client.sink.close()));
@@ -148,17 +166,26 @@ export class EventDispatcher {
   /** Starts requests while there are free slots, and claims more when the waiting list runs low. */
   #pump(lane: Lane): void {
     if (this.#stopped) return;
-    const { concurrency } = lane.client;
-    while (lane.inFlight < concurrency && lane.waiting.length > 0) this.#send(lane, lane.waiting.shift()!);
-    // Keep one round of events claimed beyond the slots, so a finished request is replaced
-    // without waiting for a store round trip.
-    const room = 2 * concurrency - lane.inFlight - lane.waiting.length;
-    if (lane.claiming || !lane.more || room < Math.max(1, concurrency / 2)) return;
+    const { concurrency, leaseMs } = lane.client;
+    const now = this.#clock.wallNow();
+    while (lane.inFlight < concurrency && lane.waiting.length > 0) {
+      const next = lane.waiting.shift()!;
+      // An event that waited through most of its lease is let go rather than sent late: its
+      // lease could end during the request, and a claim could then hand it out again.
+      if (next.leaseUntil - now < leaseMs / 2) lane.held.delete(next.event.id);
+      else this.#send(lane, next.event);
+    }
+    const room = concurrency + CLAIM_AHEAD - lane.inFlight - lane.waiting.length;
+    if (lane.claiming || !lane.more || room < Math.min(CLAIM_AHEAD / 4, Math.max(1, concurrency))) return;
     lane.claiming = true;
     lane.more = false;
-    const now = this.#clock.wallNow();
-    this.#store.claimEvents(lane.client.name, now, room, now + lane.client.leaseMs).then((events) => {
-      lane.waiting.push(...events);
+    const leaseUntil = now + leaseMs;
+    this.#store.claimEvents(lane.client.name, now, room, leaseUntil).then((events) => {
+      for (const event of events) {
+        if (lane.held.has(event.id)) continue;
+        lane.held.add(event.id);
+        lane.waiting.push({ event, leaseUntil });
+      }
       if (events.length === room) lane.more = true;
     }, (e: unknown) => {
       this.#log.error({ event: 'store_error', client: lane.client.name, err: e }, 'claiming events failed; trying again at the next poll');
@@ -174,6 +201,7 @@ export class EventDispatcher {
       .then((result) => this.#record(lane, event, result))
       .finally(() => {
         lane.inFlight--;
+        lane.held.delete(event.id);
         this.#posts.delete(post);
         this.#pump(lane);
       });

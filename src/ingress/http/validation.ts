@@ -107,13 +107,21 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]
 export function parseDateBound(text: string): { start: number; end: number } | null {
   const day = DATE.exec(text);
   if (day) {
-    const start = Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
-    if (new Date(start).toISOString().slice(0, 10) !== text) return null; // 2026-02-30
-    return { start, end: start + 86_400_000 };
+    const start = utcDay(text);
+    return start === null ? null : { start, end: start + 86_400_000 };
   }
-  if (!DATE_TIME.test(text)) return null;
+  // Date.parse moves 2026-02-30T… to March: the day is checked on its own first.
+  if (!DATE_TIME.test(text) || utcDay(text.slice(0, 10)) === null) return null;
   const at = Date.parse(text.replace(' ', 'T'));
   return Number.isNaN(at) ? null : { start: at, end: at + 1 };
+}
+
+/** Midnight UTC of a real calendar day `YYYY-MM-DD`; null for 2026-02-30 and the like. */
+function utcDay(text: string): number | null {
+  const day = DATE.exec(text);
+  if (!day) return null;
+  const start = Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
+  return new Date(start).toISOString().slice(0, 10) === text ? start : null;
 }
 
 const dateBound = (description: string) => str().refine((t) => parseDateBound(t) !== null, {

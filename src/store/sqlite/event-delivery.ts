@@ -105,7 +105,7 @@ export function resendDeadEvents(sql: Sql, client: string, ids: readonly number[
   const dead = ids === null
     ? sql.all<{ id: number; message_id: string | null }>(
       "SELECT id, message_id FROM outbox INDEXED BY outbox_dead WHERE client = ? AND state = 'dead' ORDER BY id", client)
-    : ids.flatMap((id) => sql.all<{ id: number; message_id: string | null }>(
+    : [...new Set(ids)].flatMap((id) => sql.all<{ id: number; message_id: string | null }>(
       "SELECT id, message_id FROM outbox WHERE id = ? AND client = ? AND state = 'dead'", id, client));
   let requeued = 0;
   let superseded = 0;
@@ -190,14 +190,18 @@ export function resendStatusEvents(
 }
 
 export function outboxDepth(sql: Sql): OutboxDepth[] {
-  const rows = sql.all<{ client: string; state: 'pending' | 'dead'; n: number }>(
-    "SELECT client, state, COUNT(*) AS n FROM outbox WHERE state IN ('pending', 'dead') GROUP BY client, state ORDER BY client",
-  );
+  // Each count walks its partial index, not the rows (whose payloads make a table scan slow).
+  const pending = sql.all<{ client: string; n: number }>(
+    "SELECT client, COUNT(*) AS n FROM outbox INDEXED BY outbox_due WHERE state = 'pending' GROUP BY client");
+  const dead = sql.all<{ client: string; n: number }>(
+    "SELECT client, COUNT(*) AS n FROM outbox INDEXED BY outbox_dead WHERE state = 'dead' GROUP BY client");
   const byClient = new Map<string, OutboxDepth>();
-  for (const r of rows) {
-    const depth = byClient.get(r.client) ?? { client: r.client, pending: 0, dead: 0 };
-    depth[r.state] = r.n;
-    byClient.set(r.client, depth);
-  }
-  return [...byClient.values()];
+  const entry = (client: string): OutboxDepth => {
+    let depth = byClient.get(client);
+    if (!depth) byClient.set(client, depth = { client, pending: 0, dead: 0 });
+    return depth;
+  };
+  for (const r of pending) entry(r.client).pending = r.n;
+  for (const r of dead) entry(r.client).dead = r.n;
+  return [...byClient.values()].sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
 }

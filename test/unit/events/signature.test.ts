@@ -108,3 +108,22 @@ describe('verifySignature', () => {
     expect(verifySignature(SECRET, `t=${T},v0=${GOLDEN}`, BODY, T)).toBe(false);
   });
 });
+
+describe('the README\'s recipe for receivers', () => {
+  it('accepts what smppd signs and refuses a changed body, as verifySignature does', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { createHmac, timingSafeEqual } = await import('node:crypto');
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    const block = /```js\n([\s\S]*?function verified[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'the README has the js recipe').toBeDefined();
+    // The recipe as written, its import replaced by the same functions handed in.
+    const body = block!.replace(/^import .*$/m, '');
+    const verified = new Function('createHmac', 'timingSafeEqual', `${body}\nreturn verified;`)(createHmac, timingSafeEqual) as
+      (secret: string, header: string, rawBody: string) => boolean;
+    const payload = '{"type":"status","messageId":"m1","status":"DELIVERED"}';
+    const header = signatureHeader('whsec-0123456789abcdef', Math.floor(Date.now() / 1000), payload);
+    expect(verified('whsec-0123456789abcdef', header, payload)).toBe(true);
+    expect(verified('whsec-0123456789abcdef', header, payload.replace('DELIVERED', 'FAILED'))).toBe(false);
+    expect(verified('another-secret-0123456', header, payload)).toBe(false);
+  });
+});
