@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const USAGE = `smppd — SMPP v3.4 client and bridge daemon
 
@@ -12,8 +12,11 @@ Commands:
 
 Run 'smppd <command> --help' for a command's options.`;
 
+/** package.json's version. Built, this file is dist/src/cli/commands.js; run from the sources (the tests), src/cli/commands.ts. */
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const path = ['../../package.json', '../../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u));
+  if (!path) return 'unknown';
+  const pkg = JSON.parse(readFileSync(path, 'utf8')) as { version: string };
   return pkg.version;
 }
 

@@ -15,8 +15,8 @@ export const PART_SELECT = 'SELECT * FROM parts';
  * The columns of a part that its status changes read: no bodies, so a row costs no Buffer
  * copies. Every status change (submit outcomes, receipts, local failures) works on these.
  */
-export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'batch_id' | 'state' | 'status' | 'smsc_id' | 'reason'>;
-export const PART_STATUS_SELECT = 'SELECT message_id, part, upstream, batch_id, state, status, smsc_id, reason FROM parts';
+export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'batch_id' | 'state' | 'status' | 'smsc_id' | 'reason' | 'updated_at'>;
+export const PART_STATUS_SELECT = 'SELECT message_id, part, upstream, batch_id, state, status, smsc_id, reason, updated_at FROM parts';
 
 /** The columns of a message that settling it reads and writes. */
 export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed' | 'events'>;

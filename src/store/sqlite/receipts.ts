@@ -38,7 +38,10 @@ export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
   for (const key of receipt.keys) {
     const part = findPart(sql, receipt.upstream, key);
     if (!part) continue;
-    const changed = applyToPart(sql, part, key, receipt, receipt.receivedAt);
+    // Never dated before the part's last change: a receipt read just before its submit_sm_resp
+    // was recorded (submit outcomes go first in a commit) would otherwise date DELIVERED
+    // before SENT, and a receiver that orders by timestamp would drop it.
+    const changed = applyToPart(sql, part, key, receipt, Math.max(receipt.receivedAt, part.updated_at));
     return { kind: 'matched', messageId: part.message_id, part: part.part, key, changed };
   }
   park(sql, receipt);

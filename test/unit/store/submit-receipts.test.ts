@@ -89,6 +89,18 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     expect(await t.store.counts()).toMatchObject({ inflight: 2, outbox: 1 }); // its SUBMITTED only
   });
 
+  it('a receipt read before its submit outcome was recorded is dated no earlier than the SENT it follows', async () => {
+    await sent('a');
+    // The receipt was read at 1_900; the submit_sm_resp it follows was recorded at 2_000.
+    await t.store.recordSubmit('a', [accepted(1, 'T1')], 2_000);
+    await t.store.applyReceipt(receipt(['t1'], 'DELIVERED', { receivedAt: 1_900 }));
+    expect(changeEvents(t.db).map((e) => [e.status, e.timestamp])).toEqual([
+      ['SENT', new Date(2_000).toISOString()], ['DELIVERED', new Date(2_000).toISOString()],
+    ]);
+    expect(receiptRows('a')[0]).toMatchObject({ status: 'DELIVERED' });
+    expect(t.db.prepare('SELECT received_at FROM receipts').get()).toEqual({ received_at: 1_900 });
+  });
+
   it('a receipt finds its part by key on any bind of the upstream and moves it to DELIVERED', async () => {
     await sent('a');
     await t.store.recordSubmit('a', [accepted(1, 'ABC1', 'bind-1')], 2_000);
