@@ -36,6 +36,7 @@ export interface WebhookCase {
 
 export const WEBHOOK_CASES: WebhookCase[] = [
   { name: 'webhooks: 10,000 status changes/s, concurrency 32', changesPerSecond: 10_000, seconds: 20, concurrency: 32 },
+  { name: 'webhooks: 5,000 status changes/s, concurrency 32', changesPerSecond: 5_000, seconds: 20, concurrency: 32 },
   { name: 'webhooks: 3,000 status changes/s, concurrency 32', changesPerSecond: 3_000, seconds: 20, concurrency: 32 },
 ];
 

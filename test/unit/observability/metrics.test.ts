@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { Metrics } from '../../../src/observability/metrics.js';
+
+describe('Metrics of webhook delivery', () => {
+  it('counts attempts by result, dead and superseded events, times requests and deliveries, and reads the outbox at scrape time', async () => {
+    let depth = [{ client: 'shop', pending: 7, dead: 2 }];
+    const m = new Metrics(() => [], { processMetrics: false, readOutbox: async () => depth });
+    m.webhookAttempt('shop', 'ok', 0.004);
+    m.webhookAttempt('shop', 'timeout', 10);
+    m.webhookAttempt('shop', 'status', 0.01);
+    m.eventDelivered('shop', 'status', 1.5);
+    m.eventDead('shop');
+    m.eventsSuperseded(3);
+    expect(await m.value('smppd_webhook_attempts_total', { client: 'shop' })).toBe(3);
+    expect(await m.value('smppd_webhook_attempts_total', { result: 'timeout' })).toBe(1);
+    expect(await m.value('smppd_events_dead_total')).toBe(1);
+    expect(await m.value('smppd_events_superseded_total')).toBe(3);
+    expect(await m.value('smppd_outbox_depth', { client: 'shop' })).toBe(7);
+    expect(await m.value('smppd_outbox_dead', { client: 'shop' })).toBe(2);
+    depth = [{ client: 'shop', pending: 0, dead: 0 }];
+    expect(await m.value('smppd_outbox_depth', { client: 'shop' })).toBe(0);
+    const text = await m.registry.metrics();
+    expect(text).toContain('smppd_event_delivery_seconds_count{client="shop",kind="status"} 1');
+    expect(text).toContain('smppd_webhook_request_seconds_count{client="shop"} 3');
+  });
+});
