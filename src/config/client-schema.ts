@@ -1,0 +1,83 @@
+/** The schema of one client of the HTTP API: its token, sender IDs, webhook and inbound numbers. */
+import { z } from 'zod';
+import { backoff, flag, nonEmpty, positive, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
+
+/** Bearer tokens shorter than this are refused: a short token can be guessed. */
+export const TOKEN_MIN = 16;
+/** SMPP v3.4 §5.2.8: source_addr is at most 21 octets with its NUL. */
+const SENDER_MAX = 20;
+const CLIENT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+/** SMPP v3.4 §5.2.9: destination_addr is at most 21 octets with its NUL. Digits only, as the SMSC sends them. */
+const INBOUND_NUMBER = /^\d{1,20}$/;
+const WEBHOOK_URL_MESSAGE = 'must be an absolute https:// URL';
+
+/** The URL, or null when `url` is not an absolute URL. */
+function parseUrl(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a client's events (receipts, inbound messages) are POSTed. Messages about `url` never
+ * quote it: a webhook URL often carries a token.
+ */
+const webhookSchema = z.strictObject({
+  /** Required. Absolute https:// URL (http:// only with allowHttp), no #fragment. */
+  url: z.string({ error: typeMessage('a string') }).superRefine((url, ctx) => {
+    const parsed = parseUrl(url);
+    if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) ctx.addIssue({ code: 'custom', message: WEBHOOK_URL_MESSAGE });
+    else if (url.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not have a #fragment' });
+  }),
+  /** HMAC key for signing each request. At most one of secret and secretFile; at least 16 characters. Default: unsigned. */
+  secret: z.string({ error: typeMessage('a string') }).min(TOKEN_MIN, { error: `must be at least ${TOKEN_MIN} characters` }).optional(),
+  /** A file holding the secret; one trailing newline is trimmed. Relative to the config file. */
+  secretFile: nonEmpty().optional(),
+  /** Default false: an http:// url is refused, so events and signatures never cross the network in clear by accident. */
+  allowHttp: flag().default(false),
+  /** Seconds one attempt may take. Default 10. > 0. */
+  timeoutSeconds: seconds().default(10),
+  /** Requests in flight to this URL. Default 16. 1–1000. */
+  concurrency: wholeNumber(1, 1000).default(16),
+  /** Backoff between attempts, full jitter below the ceiling, seconds. Default 1 … 300. */
+  retry: backoff(1, 300),
+  /** Hours after it was queued that a still-failing event is parked as dead. Default 24. > 0. */
+  maxAgeHours: positive(' of hours').default(24),
+  /** PEM file of CAs trusted for an https url besides Node's bundled ones. Certificates are always verified. */
+  ca: nonEmpty().optional(),
+}, { error: 'must be a mapping { url, secret or secretFile, allowHttp, timeoutSeconds, concurrency, retry, maxAgeHours, ca }' }).superRefine((w, ctx) => {
+  if (w.secret !== undefined && w.secretFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['secret'], message: 'give secret or secretFile, not both' });
+  }
+  if (!w.allowHttp && parseUrl(w.url)?.protocol === 'http:') {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an https:// URL; set allowHttp: true to allow http://' });
+  }
+});
+
+/** One caller of the HTTP API: a bearer token and the sender IDs it may use. */
+export const clientSchema = z.strictObject({
+  /** Required. 1–64 of A-Z a-z 0-9 _ . @ - ; unique among clients. Stored with its messages. */
+  name: z.string({ error: typeMessage('a string') }).regex(CLIENT_NAME, { error: 'must be 1–64 letters, digits, _ . @ or -' }),
+  /** Exactly one of token and tokenFile. At least 16 characters; unique among clients. */
+  token: z.string({ error: typeMessage('a string') }).min(TOKEN_MIN, { error: `must be at least ${TOKEN_MIN} characters` }).optional(),
+  /** A file holding the token; one trailing newline is trimmed. Relative to the config file. */
+  tokenFile: nonEmpty().optional(),
+  /** Sender IDs this client may use (403 otherwise). Default: any. */
+  senders: z.array(text(SENDER_MAX, ' (SMPP v3.4 source_addr)').min(1, { error: 'must not be empty' }), { error: 'must be a list of sender IDs' })
+    .min(1, { error: 'must list at least one sender ID; leave senders out to allow any' }).optional(),
+  /** Where this client's events go. Default: none; the client gets no events. */
+  webhook: webhookSchema.optional(),
+  /** Inbound (MO) messages to these destination numbers go to this client. Digits only; each number in one client at most. */
+  inboundNumbers: z.array(
+    z.string({ error: typeMessage('a string') }).regex(INBOUND_NUMBER, { error: 'must be digits only, 1–20 of them (no + or spaces)' }),
+    { error: 'must be a list of numbers, e.g. ["447700900123"]' },
+  ).min(1, { error: 'must list at least one number; leave inboundNumbers out for none' }).optional(),
+}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers }' }).superRefine((c, ctx) => {
+  if (c.token !== undefined && c.tokenFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
+  } else if (c.token === undefined && c.tokenFile === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['token'], message: 'one of token or tokenFile is required' });
+  }
+});

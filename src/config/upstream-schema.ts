@@ -1,0 +1,153 @@
+/** The schema of one upstream (an SMSC account): connection, TLS, binds, pacing, retries, text and receipts. */
+import { z } from 'zod';
+import { isValidTimeZone } from '../core/time-zone.js';
+import { atLeastZero, backoff, flag, nonEmpty, oneOf, positive, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
+
+export const BIND_MODES = ['transceiver', 'transmitter', 'receiver'] as const;
+export const STATUS_CLASSES = ['ok', 'retry', 'reject', 'fail'] as const;
+export const DEFAULT_ALPHABETS = ['gsm7', 'latin1', 'ascii'] as const;
+export const LONG_MESSAGE_MODES = ['udh', 'sar', 'payload'] as const;
+export const RECEIPT_ID_FORMATS = ['auto', 'same', 'hex', 'decimal'] as const;
+export type StatusClass = (typeof STATUS_CLASSES)[number];
+
+// SMPP v3.4 §5.2: system_id 16, password 9, system_type 13, address_range 41 octets, each with the NUL.
+export const SYSTEM_ID_MAX = 15;
+export const PASSWORD_MAX = 8;
+const SYSTEM_TYPE_MAX = 12;
+const ADDRESS_RANGE_MAX = 40;
+
+const STATUS_CODE_KEY = /^(0[xX][0-9a-fA-F]{1,8}|\d{1,10})$/;
+const UPSTREAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** TLS to the SMSC. File paths here; load.ts reads them into Buffers (`TlsConfig`). */
+const tlsSchema = z.strictObject({
+  /** PEM file of the CA(s) that sign the SMSC's certificate. Default: Node's bundled CAs. */
+  ca: nonEmpty().optional(),
+  /** PEM client certificate file, for mutual TLS. Goes with `key`. */
+  cert: nonEmpty().optional(),
+  /** PEM private key file of `cert`. Goes with `cert`. */
+  key: nonEmpty().optional(),
+  /** Name the certificate must carry (and SNI). Default: `host`. */
+  servername: nonEmpty().optional(),
+  /** Default true. false accepts any certificate: lab use only. */
+  rejectUnauthorized: flag().default(true),
+}, { error: 'must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }' }).superRefine((t, ctx) => {
+  if (t.cert !== undefined && t.key === undefined) ctx.addIssue({ code: 'custom', path: ['key'], message: 'is required with cert' });
+  if (t.key !== undefined && t.cert === undefined) ctx.addIssue({ code: 'custom', path: ['cert'], message: 'is required with key' });
+});
+
+/** Per-upstream classes for command_status codes: `{ "0x400": retry }` → `{ 1024: 'retry' }`. */
+const commandStatusSchema = z.record(
+  z.string().regex(STATUS_CODE_KEY, { error: 'must be a command_status code, hex (0x400) or decimal (1024)' }),
+  oneOf(STATUS_CLASSES),
+  { error: 'must be a mapping of command_status codes to ok, retry, reject or fail' },
+).superRefine((table, ctx) => {
+  const seen = new Map<number, string>();
+  for (const key of Object.keys(table)) {
+    const code = Number(key);
+    if (code > 0xffff_ffff) ctx.addIssue({ code: 'custom', path: [key], message: 'must be at most 0xFFFFFFFF (command_status is 32 bits)' });
+    const first = seen.get(code);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `is the same code as ${first}` });
+    else seen.set(code, key);
+  }
+}).transform((table) => {
+  const byCode: Record<number, StatusClass> = {};
+  for (const [key, cls] of Object.entries(table)) byCode[Number(key)] = cls;
+  return byCode;
+});
+
+export const upstreamSchema = z.strictObject({
+  /** Required. 1–64 of A-Z a-z 0-9 _ . - ; unique among upstreams. */
+  name: z.string({ error: typeMessage('a string') }).regex(UPSTREAM_NAME, { error: 'must be 1–64 letters, digits, _ . or -' }),
+  /** Required. The SMSC's host name or address. */
+  host: nonEmpty(),
+  /** Default 2775. 1–65535. */
+  port: wholeNumber(1, 65535).default(2775),
+  /** Default false (plain TCP); a mapping turns TLS on. */
+  tls: z.union([z.literal(false), tlsSchema], { error: 'must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }' })
+    .default(false),
+  /** Required. At most 15 characters (SMPP v3.4 system_id). */
+  systemId: text(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }),
+  /** Exactly one of password and passwordFile. At most 8 characters (SMPP v3.4). */
+  password: text(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
+  /** A file holding the password; one trailing newline is trimmed. Relative to the config file. */
+  passwordFile: nonEmpty().optional(),
+  /** Default "". At most 12 characters. */
+  systemType: text(SYSTEM_TYPE_MAX, ' (SMPP v3.4 system_type)').default(''),
+  /** Default transceiver. */
+  bindMode: oneOf(BIND_MODES).default('transceiver'),
+  /** Default "". At most 40 characters. */
+  addressRange: text(ADDRESS_RANGE_MAX, ' (SMPP v3.4 address_range)').default(''),
+  /** Default 0. 0–255. */
+  addrTon: wholeNumber(0, 255).default(0),
+  /** Default 0. 0–255. */
+  addrNpi: wholeNumber(0, 255).default(0),
+  /** Sessions to this account. Default 1. 1–64. Throughput scales with binds. */
+  binds: wholeNumber(1, 64).default(1),
+  /** submit_sm outstanding per bind. Default 100. 1–10000. */
+  window: wholeNumber(1, 10_000).default(100),
+  /** submit_sm per second per bind. Default 1000. ≥ 0; 0 = unpaced. */
+  ratePerBind: atLeastZero().default(1000),
+  /** Tokens a bind may save up. Default max(1, ceil(ratePerBind / 50)). ≥ 1. */
+  burst: wholeNumber(1, 1_000_000).optional(),
+  /** Seconds between our enquire_link. Default 30. > 0. */
+  enquireLinkSeconds: seconds().default(30),
+  /** Seconds a request may go unanswered. Default 10. > 0. */
+  responseTimeoutSeconds: seconds().default(10),
+  /** Seconds to connect (TCP and TLS). Default 10. > 0. */
+  connectTimeoutSeconds: seconds().default(10),
+  /** A submit_sm whose answer never came (timeout, link lost). Default resend. */
+  onUncertain: oneOf(['resend', 'fail'] as const).default('resend'),
+  /** Reconnect backoff, seconds. Default 1 … 60. */
+  reconnect: backoff(1, 60),
+  /**
+   * On ESME_RTHROTTLED the bind pauses `pauseSeconds` (default 1, ≥ 0), halves its rate, never
+   * below `minRatePerBind` (default 10, > 0), then climbs `recoverPerSecond` (default
+   * ceil(ratePerBind / 10), at least 1; > 0) each second back to ratePerBind.
+   */
+  throttle: z.strictObject({
+    pauseSeconds: atLeastZero().default(1),
+    minRatePerBind: positive().default(10),
+    recoverPerSecond: positive().optional(),
+  }).default({ pauseSeconds: 1, minRatePerBind: 10 }),
+  /** Retries of retryable command_status: attempts (default 5, 1–1000) and backoff seconds (1 … 30). */
+  retry: z.strictObject({
+    maxAttempts: wholeNumber(1, 1000).default(5),
+    initialSeconds: seconds().default(1),
+    maxSeconds: seconds().default(30),
+  }).default({ maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 })
+    .refine((r) => r.maxSeconds >= r.initialSeconds, { error: 'must be ≥ initialSeconds', path: ['maxSeconds'] }),
+  /** Overrides of the command_status classes. Default {}. */
+  commandStatus: commandStatusSchema.default({}),
+  /** What this SMSC takes data_coding 0 to mean. Default gsm7 (GSM 03.38, unpacked). */
+  defaultAlphabet: oneOf(DEFAULT_ALPHABETS).default('gsm7'),
+  /** Use the Turkish, Spanish and Portuguese shift tables when they keep a text GSM-7. Default false. */
+  nationalLanguageShift: flag().default(false),
+  /** How a long message travels: UDH concatenation, SAR TLVs, or one message_payload. Default udh. */
+  longMessages: oneOf(LONG_MESSAGE_MODES).default('udh'),
+  /** Concatenation reference size in the UDH: 8 (IE 0x00) or 16 bits (IE 0x08). Default 8. */
+  udhReference: z.union([z.literal(8), z.literal(16)], { error: 'must be 8 or 16' }).default(8),
+  /** A message of more parts is refused up front. Default 10. 1–255. */
+  maxParts: wholeNumber(1, 255).default(10),
+  /** How receipts write the submit_sm_resp id. Default auto (learnt from the first receipts). */
+  receiptIdFormat: oneOf(RECEIPT_ID_FORMATS).default('auto'),
+  /** The zone of the SMSC's receipt dates: UTC, an offset (+04:00) or an IANA name. Default UTC. */
+  smscTimeZone: nonEmpty().refine(isValidTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
+  /** Ask for a final delivery receipt on every part (registered_delivery 1). Default true. */
+  requestReceipts: flag().default(true),
+  /**
+   * The client (a `clients[].name`) that gets this upstream's inbound messages whose destination
+   * is in no client's `inboundNumbers`. Default: none; such messages go to no client.
+   */
+  inboundClient: nonEmpty().optional(),
+}).superRefine((u, ctx) => {
+  if (u.password !== undefined && u.passwordFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });
+  } else if (u.password === undefined && u.passwordFile === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'one of password or passwordFile is required' });
+  }
+}).transform((u) => ({
+  ...u,
+  burst: u.burst ?? Math.max(1, Math.ceil(u.ratePerBind / 50)),
+  throttle: { ...u.throttle, recoverPerSecond: u.throttle.recoverPerSecond ?? Math.max(1, Math.ceil(u.ratePerBind / 10)) },
+}));
