@@ -7,6 +7,8 @@ Usage: smppd <command> [options]
 Commands:
   start --config FILE   run the daemon (bind pool; with the demo config also the simulator)
   simulate [options]    run the built-in SMSC simulator (smppd simulate --help)
+  check-config --config FILE   validate and print the resolved config (secrets masked)
+  send [options]        send one test message through a running daemon (smppd send --help)
   bench [options]       run the benchmark, write bench/results/*.json (smppd bench --help)
   version               print the version
 
@@ -28,6 +30,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       return (await import('./start.js')).runStart(rest);
     case 'simulate':
       return (await import('./simulate.js')).runSimulate(rest);
+    case 'check-config':
+      return (await import('./check-config.js')).runCheckConfig(rest);
+    case 'send':
+      return (await import('./send.js')).runSend(rest);
     case 'bench':
       return (await import('./bench.js')).runBench(rest);
     case 'bench-client':

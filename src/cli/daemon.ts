@@ -5,14 +5,16 @@
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
-import type { SmppdConfig } from '../config/schema.js';
+import type { ClientConfig, SmppdConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
-import { Deliveries } from '../dispatch/deliveries.js';
+import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { InboundRouting } from '../dispatch/inbound-routing.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
 import { WebhookClient } from '../events/webhook-client.js';
-import { buildHttpServer } from '../ingress/http/server.js';
+import { Authenticator, buildHttpServer, registerMetricsRoute, type HttpMetricsSource } from '../ingress/http/server.js';
+import { Health } from '../observability/health.js';
+import Fastify from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
@@ -35,14 +37,26 @@ export interface RunningDaemon {
   pool: Pool;
   /** Events waiting and dead per client (metrics). */
   outboxDepth(): ReturnType<Store['outboxDepth']>;
+  /** Queued and inflight parts, parked receipts (metrics). */
+  queue(): Promise<{ queued: number; inflight: number; parked: number }>;
+  /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
+  metricsHttp?: { host: string; port: number };
+  /** SIGHUP: new clients and tokens for the next requests; binds, queue and webhooks stay as they are. */
+  reloadClients(clients: readonly ClientConfig[]): void;
+  health: Health;
   /** Graceful stop; resolves when the store is closed. */
   stop(): Promise<void>;
 }
 
+/** What the daemon records and serves (the observability layer's `Metrics`). */
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & {
+  httpRequest(route: string, method: string, status: number, seconds: number): void;
+};
+
 export interface DaemonDeps {
   clock: Clock;
   log: Log;
-  metrics?: EngineMetrics & EventMetrics;
+  metrics?: DaemonMetrics;
   onPool?: (pool: Pool) => void;
   /** The store can no longer store anything (its worker thread died): the caller should exit so the service manager restarts it. */
   onFatal?: (error: SmppdError) => void;
@@ -65,9 +79,11 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   }
 
   const { path, fsync, thread } = config.store;
+  let storeOpen = true;
   const store: Store = thread === 'worker'
     ? await SqliteWorkerStore.open({ path, fsync }, {
       onFatal: (e) => {
+        storeOpen = false;
         log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
         deps.onFatal?.(e);
       },
@@ -100,7 +116,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
 
   const upstreams = config.upstreams.map(upstreamSettings);
   const deliveries = new Deliveries({
-    store, clock, log: log.child({ component: 'deliveries' }), routeInbound: (upstream, destination) => routing.route(upstream, destination),
+    store, clock, log: log.child({ component: 'deliveries' }), ...(deps.metrics ? { counters: deps.metrics } : {}), routeInbound: (upstream, destination) => routing.route(upstream, destination),
     upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
   });
   const pool = new Pool({
@@ -123,8 +139,20 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       },
     })),
   });
+  const health = new Health(() => {
+    const binds = pool.stats();
+    return {
+      storeOpen,
+      upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds, bound: binds.filter((b) => b.upstream === u.name && b.state === 'bound').length })),
+    };
+  });
+  const authenticator = new Authenticator(config.clients);
+  const metricsListen = config.metrics?.listen;
   const http = buildHttpServer({
     acceptor, store, identify, clock, log, // the server names its own component
+    authenticator, health,
+    ...(deps.metrics && !metricsListen ? { metrics: deps.metrics } : {}),
+    ...(deps.metrics ? { onRequestDone: deps.metrics.httpRequest.bind(deps.metrics) } : {}),
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
@@ -137,6 +165,16 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
   log.info({ event: 'http_listening', host: config.http.host, port: httpPort }, 'HTTP API listening');
+  let metricsServer: ReturnType<typeof Fastify> | undefined;
+  let metricsHttp: { host: string; port: number } | undefined;
+  if (deps.metrics && metricsListen) {
+    metricsServer = Fastify({ logger: false, exposeHeadRoutes: false });
+    registerMetricsRoute(metricsServer, deps.metrics);
+    await metricsServer.listen({ host: metricsListen.host, port: metricsListen.port });
+    const a = metricsServer.server.address();
+    metricsHttp = { host: metricsListen.host, port: typeof a === 'object' && a !== null ? a.port : metricsListen.port };
+    log.info({ event: 'metrics_listening', ...metricsHttp }, 'metrics listening');
+  }
 
   let moTimer: TimerHandle | undefined;
   const flushMo = (): void => {
@@ -151,8 +189,19 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(simulatorPort !== undefined ? { simulatorPort } : {}),
     pool,
     outboxDepth: () => store.outboxDepth(),
+    queue: async () => {
+      const c = await store.counts();
+      return { queued: c.queued, inflight: c.inflight, parked: c.parked };
+    },
+    ...(metricsHttp ? { metricsHttp } : {}),
+    health,
+    reloadClients(clients) {
+      authenticator.replace(clients);
+      log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients and tokens reloaded');
+    },
     stop() {
       stopping ??= (async () => {
+        health.markStopping();
         moTimer?.cancel();
         // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
         await http.close();
@@ -161,7 +210,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await settled;
         // Last: receipts that arrived while the binds drained have their events queued by now.
         await events.stop();
+        storeOpen = false;
         await store.close();
+        await metricsServer?.close();
         await simulator?.stop();
       })();
       return stopping;

@@ -26,21 +26,24 @@ export async function runStart(argv: string[]): Promise<number> {
   }
   let config: SmppdConfig;
   try {
-    config = await loadConfigFile(values.config);
+    config = await loadConfigFile(values.config, process.env);
   } catch (e) {
     console.error(`smppd: ${(e as Error).message}`);
     return 1;
   }
-  return runDaemon(config);
+  return runDaemon(config, values.config);
 }
 
-async function runDaemon(config: SmppdConfig): Promise<number> {
+async function runDaemon(config: SmppdConfig, configPath: string): Promise<number> {
   const logger = createLogger(config.log.level);
   const log = asLog(logger);
   const clock = new SystemClock();
   let pool: Pool | undefined;
   let daemon: RunningDaemon | undefined;
-  const metrics = new Metrics(() => pool?.stats() ?? [], { readOutbox: async () => (await daemon?.outboxDepth()) ?? [] });
+  const metrics = new Metrics(() => pool?.stats() ?? [], {
+    readOutbox: async () => (await daemon?.outboxDepth()) ?? [],
+    readQueue: async () => (await daemon?.queue()) ?? { queued: 0, inflight: 0, parked: 0 },
+  });
 
   try {
     daemon = await startDaemon(config, {
@@ -80,5 +83,20 @@ async function runDaemon(config: SmppdConfig): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP: clients and tokens again from the file; binds, queue and webhooks carry on. A file
+    // that no longer loads changes nothing (the problems are logged).
+    process.on('SIGHUP', () => {
+      if (stopping) return;
+      void loadConfigFile(configPath, process.env).then((next) => {
+        running.reloadClients(next.clients);
+        const hooks = (c: SmppdConfig): string => JSON.stringify(c.clients.map((x) => [x.name, x.webhook?.url ?? null, x.inboundNumbers ?? null]));
+        if (hooks(next) !== hooks(config)) {
+          log.warn({ event: 'reload_partial' }, 'webhooks and inbound numbers changed in the file: they take effect at the next restart');
+        }
+      }, (e: unknown) => {
+        log.error({ event: 'reload_failed', problems: (e as { details?: { problems?: string[] } }).details?.problems ?? [(e as Error).message] },
+          'SIGHUP: the configuration does not load; nothing changed');
+      });
+    });
   });
 }

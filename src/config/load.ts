@@ -1,46 +1,80 @@
 /**
- * Reads the YAML configuration once, at start: file → YAML → files it names (passwordFile,
- * tokenFile, webhook secretFile, TLS and webhook CA PEMs) → validation → `SmppdConfig`. Every
- * problem is reported at once, one `path: reason` per line, in one `SmppdError`; no message ever
+ * Reads the YAML configuration once, at start: file → YAML → environment overrides (env.ts) →
+ * files it names (passwordFile, tokenFile, webhook secretFile, TLS and webhook CA PEMs) →
+ * validation → `SmppdConfig`. Every problem is reported at once, one `path: reason` per line (a
+ * value from the environment: `VARIABLE (path): reason`), in one `SmppdError`; no message ever
  * carries a secret's value.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
+import { applyEnvOverrides, labelEnvProblems, type Env } from './env.js';
 import {
   PASSWORD_MAX, TOKEN_MIN, configSchema, formatIssues, formatPath, parseListen,
   type ClientConfig, type HttpConfig, type ParsedClient, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig,
   type SmppdConfig, type TlsConfig, type UpstreamConfig, type WebhookConfig,
 } from './schema.js';
 
-/** Reads, parses and validates a config file. Relative paths in it resolve against its folder. */
-export async function loadConfigFile(path: string): Promise<SmppdConfig> {
+export type { Env } from './env.js';
+
+/** A configuration and the environment variables that went into it. */
+export interface LoadedConfig {
+  config: SmppdConfig;
+  /** The `SMPPD_…` variables applied, in table order: names only, for `check-config` to print. */
+  envOverrides: string[];
+}
+
+/**
+ * Reads, parses and validates a config file, with the `SMPPD_…` overrides of `env` applied.
+ * Relative paths in it resolve against its folder.
+ */
+export async function loadConfigFile(path: string, env: Env = process.env): Promise<SmppdConfig> {
+  return (await loadConfigWithOverrides(path, env)).config;
+}
+
+/** `loadConfigFile`, also naming the environment overrides it applied. */
+export async function loadConfigWithOverrides(path: string, env: Env): Promise<LoadedConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
     throw new SmppdError(ErrorCode.CONFIG_UNREADABLE, `cannot read config ${path}: ${reason(e)}`, { path }, { cause: e });
   }
-  return parseConfig(text, dirname(resolve(path)), path);
+  return parseConfigWithOverrides(text, dirname(resolve(path)), env, path);
 }
 
-/** Parses and validates YAML text; relative file paths resolve against `baseDir`. `source` names it in messages. */
-export async function parseConfig(text: string, baseDir: string, source = 'config'): Promise<SmppdConfig> {
-  const input = parseYaml(text, source);
+/**
+ * Parses and validates YAML text; relative file paths resolve against `baseDir`. `env`: the
+ * `SMPPD_…` overrides to apply (default none). `source` names the text in messages.
+ */
+export async function parseConfig(text: string, baseDir: string, env: Env = {}, source = 'config'): Promise<SmppdConfig> {
+  return (await parseConfigWithOverrides(text, baseDir, env, source)).config;
+}
+
+async function parseConfigWithOverrides(text: string, baseDir: string, env: Env, source: string): Promise<LoadedConfig> {
+  const overrides = applyEnvOverrides(parseYaml(text, source), env);
+  const input = overrides.input;
   const files = await readNamedFiles(input, baseDir);
   const parsed = configSchema.safeParse(input);
-  const problems = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents)];
+  const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents)];
+  const problems = [...overrides.problems, ...labelEnvProblems(found, overrides.applied)];
   if (!parsed.success || problems.length > 0) throw invalid(source, problems);
-  return resolveConfig(parsed.data, files.contents, baseDir);
+  return { config: resolveConfig(parsed.data, files.contents, baseDir), envOverrides: overrides.applied.map((a) => a.variable) };
 }
 
 /**
  * A plain copy that is safe to print (`check-config`): every password, secret or token is '***',
- * every Buffer (TLS certificates and keys) is `<N bytes>`.
+ * every Buffer (TLS certificates and keys) is `<N bytes>`, and a webhook URL keeps only its
+ * origin (`https://hooks.example.com/***`): its path or query may carry a token.
  */
 export function maskSecrets(config: SmppdConfig): unknown {
   return mask(config, '');
+}
+
+/** `maskSecrets` as YAML (`check-config`): what the daemon would run with, safe to print. */
+export function formatMaskedConfig(config: SmppdConfig): string {
+  return stringify(maskSecrets(config), { lineWidth: 0 });
 }
 
 const SECRET_KEY = /password|secret|token/i;
@@ -48,6 +82,7 @@ const SECRET_KEY = /password|secret|token/i;
 function mask(value: unknown, key: string): unknown {
   if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
   if (SECRET_KEY.test(key) && typeof value === 'string') return '***';
+  if (key === 'url' && typeof value === 'string') return maskUrl(value);
   if (Array.isArray(value)) return value.map((v) => mask(v, ''));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v, k)]));
@@ -185,6 +220,8 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const http: HttpConfig = { ...parsed.http, host, port };
   const store = { ...parsed.store, path: parsed.store.path === ':memory:' ? ':memory:' : resolve(baseDir, parsed.store.path) };
   const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
+  const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
+  if (metricsListen) config.metrics = { listen: metricsListen };
   if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);
   return config;
 }
@@ -226,6 +263,16 @@ function resolveSimulator(s: ParsedSimulator, secret: Secret): SimulatorConfig {
 }
 
 // --- helpers ---
+
+/** Origin only (no user info, path, query): `https://hooks.example.com/***`. */
+function maskUrl(url: string): string {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? '***' : `${origin}/***`;
+  } catch {
+    return '***';
+  }
+}
 
 function invalid(source: string, problems: string[]): SmppdError {
   return new SmppdError(ErrorCode.CONFIG_INVALID, `invalid configuration in ${source}:\n${problems.join('\n')}`, { problems });

@@ -81,6 +81,12 @@ const storeSchema = z.strictObject({
   thread: oneOf(['worker', 'main'] as const).default('worker'),
 }, { error: 'must be a mapping' }).default({ path: 'smppd.db', fsync: false, thread: 'worker' });
 
+/** Where GET /metrics is served: by default on the HTTP API's port; `listen` moves it to its own. */
+const metricsSchema = z.strictObject({
+  /** `host:port` of a separate metrics listener. Default: none (served on http.listen). */
+  listen: nonEmpty().refine((l) => parseListen(l) !== null, { error: 'must be host:port, e.g. 127.0.0.1:9464, with a port of 0–65535' }).optional(),
+}, { error: 'must be a mapping' }).default({});
+
 const limitsSchema = z.strictObject({
   /** Queued parts above which sends are refused with 429 and Retry-After. Default 100000. 1–1000000000. */
   maxQueued: wholeNumber(1, 1_000_000_000).default(100_000),
@@ -107,6 +113,7 @@ export const configSchema = z.strictObject({
   clients: z.array(clientSchema, { error: typeMessage('a list of clients') }).default([]),
   store: storeSchema,
   limits: limitsSchema,
+  metrics: metricsSchema,
 }, { error: 'the configuration must be a YAML mapping' }).superRefine((c, ctx) => {
   const seen = new Map<string, number>();
   c.upstreams.forEach((u, i) => {
@@ -149,6 +156,10 @@ export type ParsedClient = ParsedConfig['clients'][number];
 /** `store.path` resolved against the config file's folder (`:memory:` as given). */
 export type StoreConfig = ParsedConfig['store'];
 export type LimitsConfig = ParsedConfig['limits'];
+/** `metrics.listen` split into host and port when given. */
+export interface MetricsConfig {
+  listen?: { host: string; port: number };
+}
 
 /** The HTTP section with `listen` split into host and port. */
 export interface HttpConfig {
@@ -229,6 +240,8 @@ export interface SmppdConfig {
   clients: ClientConfig[];
   store: StoreConfig;
   limits: LimitsConfig;
+  /** Absent: /metrics on the HTTP port. */
+  metrics?: MetricsConfig;
 }
 
 // --- messages ---

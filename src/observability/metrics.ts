@@ -21,6 +21,13 @@ export interface OutboxReading {
   dead: number;
 }
 
+/** The store's queue, read at scrape time. */
+export interface QueueReading {
+  queued: number;
+  inflight: number;
+  parked: number;
+}
+
 const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
 
 /**
@@ -42,10 +49,14 @@ export class Metrics {
   readonly #eventLatency: Histogram<'client' | 'kind'>;
   readonly #eventsDead: Counter<'client'>;
   readonly #eventsSuperseded: Counter;
+  readonly #httpRequests: Counter<'route' | 'method' | 'status'>;
+  readonly #httpSeconds: Histogram<'route'>;
+  readonly #receipts: Counter<'upstream' | 'result'>;
+  readonly #inbound: Counter<'upstream'>;
 
   constructor(
     readBinds: () => BindReading[],
-    options: { processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]> } = {},
+    options: { processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]>; readQueue?: () => Promise<QueueReading> } = {},
   ) {
     const r = this.registry;
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: r, prefix: 'smppd_' });
@@ -72,6 +83,33 @@ export class Metrics {
     });
     this.#eventsDead = new Counter({ name: 'smppd_events_dead_total', help: 'events parked as dead after failing for maxAgeHours', labelNames: ['client'], registers: [r] });
     this.#eventsSuperseded = new Counter({ name: 'smppd_events_superseded_total', help: 'dead events dropped because a later event of their message was delivered', registers: [r] });
+    this.#httpRequests = new Counter({ name: 'smppd_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [r] });
+    this.#httpSeconds = new Histogram({
+      name: 'smppd_http_request_seconds', help: 'HTTP request to response, by route pattern', labelNames: ['route'], registers: [r],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
+    });
+    this.#receipts = new Counter({
+      name: 'smppd_receipts_total', help: 'delivery receipts by result: matched, parked (before their submit_sm_resp), ignored (no change), unknown_stat, error (answered with a temporary error)',
+      labelNames: ['upstream', 'result'], registers: [r],
+    });
+    this.#inbound = new Counter({ name: 'smppd_inbound_total', help: 'inbound (MO) messages stored', labelNames: ['upstream'], registers: [r] });
+    const readQueue = options.readQueue;
+    if (readQueue) {
+      new Gauge({
+        name: 'smppd_queue_parts', help: 'message parts by state: queued (waiting for the dispatcher) and inflight (handed to the binds)', labelNames: ['state'], registers: [r],
+        async collect() {
+          const q = await readQueue();
+          this.set({ state: 'queued' }, q.queued);
+          this.set({ state: 'inflight' }, q.inflight);
+        },
+      });
+      new Gauge({
+        name: 'smppd_parked_receipts', help: 'receipts waiting for the submit_sm_resp of their part', registers: [r],
+        async collect() {
+          this.set((await readQueue()).parked);
+        },
+      });
+    }
     const readOutbox = options.readOutbox;
     if (readOutbox) {
       const outbox = (name: string, help: string, pick: (o: OutboxReading) => number): void => {
@@ -154,6 +192,29 @@ export class Metrics {
 
   eventsSuperseded(count: number): void {
     this.#eventsSuperseded.inc(count);
+  }
+
+  httpRequest(route: string, method: string, status: number, seconds: number): void {
+    this.#httpRequests.inc({ route, method, status: String(status) });
+    this.#httpSeconds.observe({ route }, seconds);
+  }
+
+  /** `DeliveryCounters` of the dispatch layer. */
+  receipt(upstream: string, result: string): void {
+    this.#receipts.inc({ upstream, result });
+  }
+
+  inbound(upstream: string): void {
+    this.#inbound.inc({ upstream });
+  }
+
+  /** The exposition text and its content type, for GET /metrics. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
   }
 
   /** The value of a counter or gauge (summed over labels that match `labels`): for tests and `send`. */

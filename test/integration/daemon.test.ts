@@ -4,13 +4,13 @@
  * its schedule is released sends nothing until resumed; send-now releases a schedule.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
 import { parseConfig } from '../../src/config/load.js';
+import { freePort } from '../../src/cli/bench-proc.js';
 import { startDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
 import { bulkForm } from '../support/http.js';
 import { until } from '../support/engine.js';
@@ -49,17 +49,6 @@ async function daemon(): Promise<RunningDaemon & { call: (method: string, path: 
   return { ...d, call };
 }
 
-/** A port nothing listens on right now (the simulator takes it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const statusOf = async (d: Awaited<ReturnType<typeof daemon>>, id: string) => ((await (await d.call('GET', `/sms/status/${id}`)).json()) as { status: string; parts: unknown[] });
 

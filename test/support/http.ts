@@ -83,14 +83,19 @@ export async function httpHarness(o: HarnessOptions = {}) {
   const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000, wantsEvents });
   const logs: string[] = [];
   const wakes = { count: 0 };
+  const health = { current: { ready: true, reasons: [] as string[] } };
+  const requests: string[] = [];
   const app = buildHttpServer({
     acceptor, store, identify, clients: CLIENTS, clock, log: recordingLog(logs),
     events: { hasWebhook: wantsEvents, wake: () => { wakes.count++; } },
+    health: { readiness: () => health.current },
+    metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
+    onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
     limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, bulkChunkSize: o.bulkChunkSize ?? 5000 },
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, onAccept, wakes,
+    app, store, clock, logs, acceptSizes, onAccept, wakes, health, requests,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();

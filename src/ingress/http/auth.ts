@@ -32,10 +32,18 @@ const CLIENT = Symbol('smppd.client');
 const digest = (token: string): Buffer => Buffer.from(crypto.hash('sha256', token, 'binary'), 'binary');
 
 export class Authenticator {
-  readonly #clients: ReadonlyArray<{ client: HttpClient; digest: Buffer }>;
+  #clients: ReadonlyArray<{ client: HttpClient; digest: Buffer }>;
 
   constructor(clients: readonly HttpClient[]) {
-    this.#clients = clients.map((client) => ({ client, digest: digest(client.token) }));
+    this.#clients = digests(clients);
+  }
+
+  /**
+   * SIGHUP: the new list of clients takes effect for the next request; requests already
+   * authenticated finish as the client they were.
+   */
+  replace(clients: readonly HttpClient[]): void {
+    this.#clients = digests(clients);
   }
 
   /** Every route of `scope` needs a token; `clientOf` answers who sent it. */
@@ -82,6 +90,10 @@ export class Authenticator {
     }
     return found;
   }
+}
+
+function digests(clients: readonly HttpClient[]): ReadonlyArray<{ client: HttpClient; digest: Buffer }> {
+  return clients.map((client) => ({ client, digest: digest(client.token) }));
 }
 
 /** 403 unless the client may send as `senderId` (§5.3: a valid token not allowed to do this). */

@@ -8,6 +8,7 @@ import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
 import type { IdentifyResult } from '../../sms/identify.js';
 import type { Store } from '../../store/store.js';
 import type { Authenticator, HttpClient } from './auth.js';
+import type { HttpHealth, HttpMetricsSource } from './health.js';
 import type { KeyedSerial } from './serial.js';
 
 /** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
@@ -66,6 +67,14 @@ export interface HttpServerDeps {
   limits: HttpLimits;
   /** Where a sendbulk file that arrives before its bulkRequest waits. Default: the system's temp folder. */
   tmpDir?: string;
+  /** The daemon's authenticator, so SIGHUP can replace its clients; default: one built from `clients`. */
+  authenticator?: Authenticator;
+  /** GET /readyz; absent: not served. */
+  health?: HttpHealth;
+  /** GET /metrics on this port; absent: not served here (metrics.listen moves it, or tests). */
+  metrics?: HttpMetricsSource;
+  /** Counts each request by route pattern, method and status. */
+  onRequestDone?: (route: string, method: string, status: number, seconds: number) => void;
 }
 
 /** What each route module is given. */

@@ -289,6 +289,26 @@ const paths: Json = {
       responses: { ...ok('What happened to them.', object({ requeued: int, superseded: int })), ...jsonBodyErrors, ...always },
     },
   },
+  '/healthz': {
+    get: { summary: 'The process is alive', security: [], responses: { ...ok('Always, while the process answers.', object({ status: { type: 'string', enum: ['ok'] } })) } },
+  },
+  '/readyz': {
+    get: {
+      summary: 'Ready for work: the store open, at least one bind bound per upstream, not stopping',
+      security: [],
+      responses: {
+        ...ok('Ready.', object({ status: { type: 'string', enum: ['ready'] } })),
+        503: { description: 'Not ready, and why.', content: json(object({ status: { type: 'string', enum: ['not ready'] }, reasons: { type: 'array', items: str } })) },
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      summary: 'Prometheus metrics (on this port unless metrics.listen moves them)',
+      security: [],
+      responses: { 200: { description: 'The Prometheus text format.', content: { 'text/plain': { schema: str } } } },
+    },
+  },
   '/openapi.json': {
     get: {
       summary: 'This description',

@@ -13,6 +13,7 @@ import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
 import { registerEventRoutes } from './events.js';
+import { registerHealthRoutes } from './health.js';
 import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { registerScheduleRoutes } from './schedules.js';
@@ -20,7 +21,8 @@ import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
 import { registerStatusRoutes } from './status.js';
 
-export type { HttpClient } from './auth.js';
+export { Authenticator, type HttpClient } from './auth.js';
+export { registerMetricsRoute, type HttpHealth, type HttpMetricsSource } from './health.js';
 export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
 export { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
 
@@ -76,15 +78,19 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.setErrorHandler(errorHandler(log));
   app.setNotFoundHandler(notFoundHandler);
   // A callback hook, not an async one: no promise per request.
+  const counted = deps.onRequestDone;
   app.addHook('onResponse', (request, reply, done) => {
     // Method, path and status only: never a header (the token), never the query or body.
     log.debug({ event: 'http_request', method: request.method, path: requestPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'HTTP request');
+    // The route's pattern (/sms/status/:messageId), not the path: one series per route.
+    counted?.(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 
-  const auth = new Authenticator(deps.clients);
+  const auth = deps.authenticator ?? new Authenticator(deps.clients);
   const ctx: RouteContext = { deps, auth, serial: new KeyedSerial() };
   app.get('/openapi.json', async () => openApiDocument());
+  registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {
     auth.guard(scope);
     registerSendRoutes(scope, ctx);

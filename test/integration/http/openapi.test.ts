@@ -30,7 +30,7 @@ describe('/openapi.json', () => {
 
   it('describes every registered route', () => {
     const routes = listRoutes(h.app);
-    expect(routes.length).toBe(17);
+    expect(routes.length).toBe(20);
     for (const r of routes) expect(doc.paths[asOpenApi(r.url)]?.[r.method.toLowerCase()], `${r.method} ${r.url}`).toBeDefined();
   });
 
