@@ -38,7 +38,7 @@ export interface RunningDaemon {
   /** Events waiting and dead per client (metrics). */
   outboxDepth(): ReturnType<Store['outboxDepth']>;
   /** Queued and inflight parts, parked receipts (metrics). */
-  queue(): Promise<{ queued: number; inflight: number; parked: number }>;
+  queue(): Promise<{ queued: number; inflight: number; parked: number; lagSeconds: Record<string, number> }>;
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
   /** SIGHUP: new clients and tokens for the next requests; binds, queue and webhooks stay as they are. */
@@ -190,8 +190,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     pool,
     outboxDepth: () => store.outboxDepth(),
     queue: async () => {
-      const c = await store.counts();
-      return { queued: c.queued, inflight: c.inflight, parked: c.parked };
+      const now = clock.wallNow();
+      const [c, ...since] = await Promise.all([store.counts(), ...config.upstreams.map((u) => store.readySince(u.name, now))]);
+      const lagSeconds = Object.fromEntries(config.upstreams.map((u, i) => [u.name, since[i] == null ? 0 : Math.max(0, now - since[i]!) / 1000]));
+      return { queued: c.queued, inflight: c.inflight, parked: c.parked, lagSeconds };
     },
     ...(metricsHttp ? { metricsHttp } : {}),
     health,

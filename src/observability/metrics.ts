@@ -26,6 +26,8 @@ export interface QueueReading {
   queued: number;
   inflight: number;
   parked: number;
+  /** Per upstream: seconds the first part a claim would take has been ready (0 when none is). */
+  lagSeconds?: Record<string, number>;
 }
 
 const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
@@ -101,6 +103,13 @@ export class Metrics {
           const q = await readQueue();
           this.set({ state: 'queued' }, q.queued);
           this.set({ state: 'inflight' }, q.inflight);
+        },
+      });
+      new Gauge({
+        name: 'smppd_dispatch_lag_seconds', help: 'how long the next part to send has been ready and waiting for the dispatcher (0: nothing waiting)', labelNames: ['upstream'], registers: [r],
+        async collect() {
+          this.reset();
+          for (const [upstream, seconds] of Object.entries((await readQueue()).lagSeconds ?? {})) this.set({ upstream }, seconds);
         },
       });
       new Gauge({

@@ -362,6 +362,12 @@ export interface Store {
   /** Pending and dead events per client (metrics). */
   outboxDepth(): Promise<OutboxDepth[]>;
 
+  /**
+   * Since when the part a claim of `upstream` would take first has been ready (queued, not held,
+   * due, not expired); null when none is. `now - readySince` is the dispatcher's lag.
+   */
+  readySince(upstream: string, now: number): Promise<number | null>;
+
   /** Queued parts only: the cheap figure the 429 decision reads often (counts() also scans the outbox). */
   queueDepth(): Promise<number>;
 

@@ -79,8 +79,10 @@ describe('health of a running daemon', () => {
     });
     expect(sent.status).toBe(200);
     const text = await (await fetch(`${base}/metrics`)).text();
+    // At least one of the two binds is bound (readiness asked no more).
+    expect(text).toMatch(/smppd_bind_state\{upstream="sim",bind="sim#[01]",state="bound"\} 1/);
     for (const series of [
-      'smppd_bind_state{upstream="sim",bind="sim#0",state="bound"} 1',
+      'smppd_dispatch_lag_seconds{upstream="sim"}',
       'smppd_queue_parts{state="queued"}',
       'smppd_parked_receipts',
       'smppd_http_requests_total{route="/sms/sendSms",method="POST",status="200"} 1',

@@ -29,6 +29,14 @@ export const CLAIM_SQL = {
 // key (message_id, part) narrows to a few rows. Without statistics the planner prefers that
 // index, and a claim of 100 messages would read every queued part 100 times.
 
+/** The first part a claim would take now: when it became ready is how far the dispatcher is behind. */
+const READY_SINCE_SQL = CLAIM_SQL.claimable.replace('SELECT p.message_id FROM', 'SELECT p.updated_at, p.not_before FROM');
+
+export function readySince(sql: Sql, upstream: string, now: number): number | null {
+  const first = sql.get<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, upstream, now, now, 1);
+  return first ? Math.max(first.updated_at, first.not_before ?? 0) : null;
+}
+
 type QueuedPartRow = PartRow & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton'
   | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
 

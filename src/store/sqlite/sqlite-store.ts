@@ -15,7 +15,7 @@ import type {
 } from '../store.js';
 import { accept } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
-import { claim } from './claim.js';
+import { claim, readySince } from './claim.js';
 import {
   claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
@@ -166,6 +166,10 @@ export class SqliteStore implements Store {
 
   queueDepth(): Promise<number> {
     return this.#read(() => queueDepth(this.#sql));
+  }
+
+  readySince(upstream: string, now: number): Promise<number | null> {
+    return this.#read(() => readySince(this.#sql, upstream, now));
   }
 
   claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {

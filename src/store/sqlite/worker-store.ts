@@ -143,6 +143,10 @@ export class SqliteWorkerStore implements Store {
     return this.#call('queueDepth', []);
   }
 
+  readySince(upstream: string, now: number): Promise<number | null> {
+    return this.#call('readySince', [upstream, now]);
+  }
+
   claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
     return this.#call('claimEvents', [client, now, limit, leaseUntil]);
   }

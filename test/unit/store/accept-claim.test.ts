@@ -15,6 +15,19 @@ describe('SqliteStore accept and claim', () => {
   });
   afterEach(async () => folder.cleanup());
 
+  it('readySince: when the part a claim would take first became ready; null when nothing may go', async () => {
+    expect(await store.readySince('up1', 5_000)).toBeNull();
+    await store.accept({ messages: [newMessage('a'), newMessage('b')], now: 1_000 });
+    expect(await store.readySince('up1', 5_000)).toBe(1_000);
+    await store.claim('up1', 2_000, 1);
+    expect(await store.readySince('up1', 5_000)).toBe(1_000); // b, accepted with a
+    await store.claim('up1', 2_000, 1);
+    expect(await store.readySince('up1', 5_000)).toBeNull();
+    await store.accept({ messages: [newMessage('later', { notBefore: 9_000 })], now: 3_000 });
+    expect(await store.readySince('up1', 5_000)).toBeNull();
+    expect(await store.readySince('up1', 9_500)).toBe(9_000);
+  });
+
   it('accept stores messages SUBMITTED with every part queued', async () => {
     expect(await store.accept({ messages: [newMessage('a', { partCount: 3 }), newMessage('b')], now: 1_000 }))
       .toEqual({ batchId: null, scheduleId: null });
