@@ -78,10 +78,15 @@ interface Ctx {
  *
  * Emits 'drain' when the queue drops below `maxQueued` after reaching it.
  */
+/** How often one bind's refusals for one reason are logged again. */
+const BIND_ERROR_LOG_MS = 60_000;
+
 export class UpstreamPool extends EventEmitter {
   readonly name: string;
   readonly #binds: Bind<Ctx>[];
   readonly #queue = new JobQueue<Job>();
+  /** bind_error_status lines: when each (bind, status) was last logged and how many since. */
+  readonly #bindErrors = new Map<string, { at: number; since: number }>();
   #delayTimer: { at: number; handle: TimerHandle } | undefined;
   #pumping = false;
   #pumpAgain = false;
@@ -247,9 +252,26 @@ export class UpstreamPool extends EventEmitter {
         return this.#retryOrFail(job, r.commandStatus, name);
       default:
         // 'fail': the bind is at fault (e.g. ESME_RINVBNDSTS); the part goes to another attempt.
-        this.log.warn({ event: 'bind_error_status', bind: ctx.bind.id, status: name }, 'submit_sm refused for a bind-level reason; retrying the part');
+        this.#warnBindError(ctx.bind.id, name);
         return this.#retryOrFail(job, r.commandStatus, name);
     }
+  }
+
+  /**
+   * Once per bind and status, then at most once a minute with how many more there were: a bind
+   * that refuses every part would otherwise write one line per message.
+   */
+  #warnBindError(bind: string, status: string): void {
+    const key = `${bind} ${status}`;
+    const now = this.clock.now();
+    const seen = this.#bindErrors.get(key);
+    if (seen && now - seen.at < BIND_ERROR_LOG_MS) {
+      seen.since++;
+      return;
+    }
+    this.#bindErrors.set(key, { at: now, since: 0 });
+    this.log.warn({ event: 'bind_error_status', bind, status, ...(seen ? { moreSinceLast: seen.since } : {}) },
+      'submit_sm refused for a bind-level reason; retrying the part');
   }
 
   #retryOrFail(job: Job, commandStatus: number, name: string): void {

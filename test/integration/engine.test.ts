@@ -4,6 +4,7 @@ import { silentLog } from '../../src/core/log.js';
 import type { Pool } from '../../src/smpp/pool.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
 import { ioTurns, makePool, part, recordingMetrics, testTls, until } from '../support/engine.js';
+import { recordingLog } from '../support/http.js';
 
 const clock = new SystemClock();
 const running: Array<{ pool?: Pool; sim?: SmscSimulator }> = [];
@@ -261,5 +262,16 @@ describe('engine over real sockets', () => {
     expect(pool.stats()[0]!.state).not.toBe('bound');
     expect(sim.counters().bindsActive).toBe(0);
     expect(counts.reconnect).toBeGreaterThan(0);
+  });
+
+  it('a bind that refuses every part for a bind-level reason is logged once, not once per part', async () => {
+    // ESME_RINVBNDSTS (0x04): the bind, not the message, is at fault.
+    const { port } = await simulator({ behaviour: { submitStatus: { 0x04: 1 } } });
+    const lines: string[] = [];
+    const log = recordingLog(lines);
+    const pool = track(makePool({ port, maxAttempts: 2 }, clock, { log }));
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => pool.submit('sim', [part(`4915100001${i}`)])));
+    expect(outcomes.every((o) => o.parts[0]?.kind === 'failed')).toBe(true);
+    expect(lines.filter((l) => l.includes('bind_error_status'))).toHaveLength(1);
   });
 });
