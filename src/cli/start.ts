@@ -12,7 +12,16 @@ const USAGE = `Usage: smppd start --config FILE
 Runs the daemon: the store, the bind pool of every upstream, the dispatcher and the HTTP API
 (http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
 same process (the demo: npm start).
-SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once.`;
+SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once. SIGHUP reloads
+clients and tokens from the file. Exit codes: 0 stopped; 1 failed while running; 2 usage;
+78 the configuration does not load.`;
+
+/**
+ * sysexits.h EX_CONFIG: the configuration does not load. systemd's unit lists it in
+ * RestartPreventExitStatus, so a bad file is not retried every few seconds; a store or
+ * runtime failure (exit 1) is.
+ */
+export const EXIT_CONFIG = 78;
 
 export async function runStart(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
@@ -29,7 +38,7 @@ export async function runStart(argv: string[]): Promise<number> {
     config = await loadConfigFile(values.config, process.env);
   } catch (e) {
     console.error(`smppd: ${(e as Error).message}`);
-    return 1;
+    return EXIT_CONFIG;
   }
   return runDaemon(config, values.config);
 }

@@ -151,7 +151,7 @@ describe('smppd check-config', () => {
     vi.stubEnv('SMPPD_HTTP_LISTEN', 'nowhere');
     const started: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => { started.push(line); });
-    expect(await runStart(['--config', bad])).toBe(1);
+    expect(await runStart(['--config', bad])).toBe(78); // EX_CONFIG: systemd does not restart on it
     const run = await check(['--config', bad], { SMPPD_HTTP_LISTEN: 'nowhere' });
     expect(run.code).toBe(1);
     expect(run.err).toBe(started.join('\n'));
