@@ -148,6 +148,14 @@ export class Metrics {
     perBind('smppd_bind_window_size', 'the bind\'s window', (b) => b.window);
     perBind('smppd_bind_rate_per_second', 'pacing rate in force (lowered while throttled; 0 = unpaced)', (b) => b.rate);
     perBind('smppd_bind_tokens', 'pacing tokens saved up', (b) => (Number.isFinite(b.tokens) ? b.tokens : 0));
+    new Counter({
+      name: 'smppd_bind_submits_total', help: 'submit_sm written by each bind since start (rate() of it is the achieved rate)', labelNames: ['upstream', 'bind'], registers: [r],
+      collect() {
+        // The binds count; the counter shows their count at each scrape.
+        this.reset();
+        for (const b of readBinds()) this.inc({ upstream: b.upstream, bind: b.id }, b.submitted);
+      },
+    });
     new Gauge({
       name: 'smppd_bind_state', help: '1 for the state each bind is in', labelNames: ['upstream', 'bind', 'state'], registers: [r],
       collect() {

@@ -83,6 +83,7 @@ describe('health of a running daemon', () => {
     expect(text).toMatch(/smppd_bind_state\{upstream="sim",bind="sim#[01]",state="bound"\} 1/);
     for (const series of [
       'smppd_dispatch_lag_seconds{upstream="sim"}',
+      'smppd_bind_submits_total{upstream="sim",bind="sim#',
       'smppd_queue_parts{state="queued"}',
       'smppd_parked_receipts',
       'smppd_http_requests_total{route="/sms/sendSms",method="POST",status="200"} 1',
