@@ -5,7 +5,7 @@
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
-import type { ClientConfig, SmppdConfig } from '../config/schema.js';
+import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
@@ -19,7 +19,7 @@ import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify } from '../sms/identify.js';
-import type { SmppdError } from '../core/errors.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
@@ -78,18 +78,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     log.info({ event: 'simulator_listening', host: s.host, port: simulatorPort }, 'built-in SMSC simulator listening');
   }
 
-  const { path, fsync, thread } = config.store;
   let storeOpen = true;
-  const store: Store = thread === 'worker'
-    ? await SqliteWorkerStore.open({ path, fsync }, {
-      onFatal: (e) => {
-        storeOpen = false;
-        log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
-        deps.onFatal?.(e);
-      },
-    })
-    : await SqliteStore.open({ path, fsync, clock });
-  log.info({ event: 'store_open', path, fsync, thread }, 'store open');
+  const store = await openStore(config.store, clock, log, (e) => {
+    storeOpen = false;
+    log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
+    deps.onFatal?.(e);
+  });
 
   const events = new EventDispatcher({
     store, clock, log: log.child({ component: 'webhooks' }), metrics: deps.metrics ?? noEventMetrics,
@@ -220,4 +214,17 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       return stopping;
     },
   };
+}
+
+/** The configured store, open. A PostgreSQL store is for several instances sharing one queue (issue 7). */
+async function openStore(config: StoreConfig, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
+  if (config.kind === 'postgres') {
+    throw new SmppdError(ErrorCode.CONFIG_INVALID, 'store.kind: postgres is not available in this version yet; use sqlite');
+  }
+  const { path, fsync, thread } = config;
+  const store = thread === 'worker'
+    ? await SqliteWorkerStore.open({ path, fsync }, { onFatal })
+    : await SqliteStore.open({ path, fsync, clock });
+  log.info({ event: 'store_open', kind: 'sqlite', path, fsync, thread }, 'store open');
+  return store;
 }

@@ -34,6 +34,9 @@ export const GLOBAL_OVERRIDES = {
   /** Relative to the config file's folder, as in the file. */
   SMPPD_STORE_PATH: { path: ['store', 'path'], kind: 'text' },
   SMPPD_STORE_FSYNC: { path: ['store', 'fsync'], kind: 'boolean' },
+  SMPPD_STORE_KIND: { path: ['store', 'kind'], kind: 'text' },
+  /** The PostgreSQL URL, which may hold a password: a secret, in place of store.urlFile. */
+  SMPPD_STORE_URL: { path: ['store', 'url'], kind: 'secret', replaces: 'urlFile' },
   SMPPD_LIMITS_MAX_QUEUED: { path: ['limits', 'maxQueued'], kind: 'number' },
   SMPPD_SHUTDOWN_DRAIN_SECONDS: { path: ['shutdown', 'drainSeconds'], kind: 'number' },
   SMPPD_METRICS_LISTEN: { path: ['metrics', 'listen'], kind: 'text' },

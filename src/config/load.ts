@@ -9,11 +9,12 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
+import { amqpProblems, resolveAmqp } from './amqp-schema.js';
 import { applyEnvOverrides, labelEnvProblems, type Env } from './env.js';
 import {
   PASSWORD_MAX, TOKEN_MIN, configSchema, formatIssues, formatPath, parseListen,
   type ClientConfig, type HttpConfig, type ParsedClient, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig,
-  type SmppdConfig, type TlsConfig, type UpstreamConfig, type WebhookConfig,
+  type SmppdConfig, type StoreConfig, type TlsConfig, type UpstreamConfig, type WebhookConfig,
 } from './schema.js';
 
 export type { Env } from './env.js';
@@ -57,7 +58,8 @@ async function parseConfigWithOverrides(text: string, baseDir: string, env: Env,
   const input = overrides.input;
   const files = await readNamedFiles(input, baseDir);
   const parsed = configSchema.safeParse(input);
-  const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents)];
+  const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents),
+    ...(parsed.success ? amqpProblems(parsed.data.amqp, parsed.data.clients.map((c) => c.name), files.contents.get('amqp.urlFile')?.toString('utf8')) : [])];
   const problems = [...overrides.problems, ...labelEnvProblems(found, overrides.applied)];
   if (!parsed.success || problems.length > 0) throw invalid(source, problems);
   return { config: resolveConfig(parsed.data, files.contents, baseDir), envOverrides: overrides.applied.map((a) => a.variable) };
@@ -119,7 +121,7 @@ interface FileRef {
    * (`echo pw > file`), and its path stays out of messages: a secret typed into passwordFile by
    * mistake must not be printed.
    */
-  secret: 'password' | 'token' | 'secret' | false;
+  secret: 'password' | 'token' | 'secret' | 'url' | false;
 }
 
 interface NamedFiles {
@@ -149,6 +151,10 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
         if (isRecord(tls)) for (const key of ['ca', 'cert', 'key'] as const) add(['upstreams', i, 'tls', key], tls[key], false);
       });
     }
+    const store = input.store;
+    if (isRecord(store) && store.kind === 'postgres' && store.url === undefined) add(['store', 'urlFile'], store.urlFile, 'url');
+    const amqp = input.amqp;
+    if (isRecord(amqp) && amqp.url === undefined) add(['amqp', 'urlFile'], amqp.urlFile, 'url');
     if (Array.isArray(input.clients)) {
       input.clients.forEach((c: unknown, i) => {
         if (!isRecord(c)) return;
@@ -218,10 +224,14 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const clients = parsed.clients.map((c, i) => resolveClient(c, `clients[${i}]`, files, secret));
   const { host, port } = parseListen(parsed.http.listen) ?? { host: '', port: 0 }; // validated by the schema
   const http: HttpConfig = { ...parsed.http, host, port };
-  const store = { ...parsed.store, path: parsed.store.path === ':memory:' ? ':memory:' : resolve(baseDir, parsed.store.path) };
+  const st = parsed.store;
+  const store: StoreConfig = st.kind === 'postgres'
+    ? { kind: 'postgres', url: secret(st.url, 'store.urlFile'), schema: st.schema, leaseSeconds: st.leaseSeconds }
+    : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread };
   const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
   if (metricsListen) config.metrics = { listen: metricsListen };
+  if (parsed.amqp) config.amqp = resolveAmqp(parsed.amqp, secret(parsed.amqp.url, 'amqp.urlFile'));
   if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);
   return config;
 }
@@ -267,8 +277,10 @@ function resolveSimulator(s: ParsedSimulator, secret: Secret): SimulatorConfig {
 /** Origin only (no user info, path, query): `https://hooks.example.com/***`. */
 function maskUrl(url: string): string {
   try {
-    const { origin } = new URL(url);
-    return origin === 'null' ? '***' : `${origin}/***`;
+    const { origin, protocol, host } = new URL(url);
+    // postgres:// and amqp:// have no origin in WHATWG terms: scheme and host are what may show.
+    if (origin === 'null') return host === '' ? '***' : `${protocol}//${host}/***`;
+    return `${origin}/***`;
   } catch {
     return '***';
   }

@@ -6,10 +6,12 @@
  * Messages never quote the offending value: it may be a password.
  */
 import { z } from 'zod';
+import { amqpSchema, type AmqpConfig } from './amqp-schema.js';
 import { clientSchema } from './client-schema.js';
 import { atLeastZero, flag, nonEmpty, oneOf, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
 import { PASSWORD_MAX, SYSTEM_ID_MAX, upstreamSchema } from './upstream-schema.js';
 
+export type { AmqpConfig, AmqpEventsConfig } from './amqp-schema.js';
 export { TOKEN_MIN } from './client-schema.js';
 export {
   BIND_MODES, DEFAULT_ALPHABETS, LONG_MESSAGE_MODES, PASSWORD_MAX, RECEIPT_ID_FORMATS, STATUS_CLASSES, type StatusClass,
@@ -69,17 +71,38 @@ const httpSchema = z.strictObject({
 }, { error: 'must be a mapping' }).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB });
 
 /** The durable store: SQLite. */
+/**
+ * The durable store: SQLite (one host, the default) or PostgreSQL (several instances sharing one
+ * queue, receipt index and outbox). One flat mapping: `kind` says which keys apply.
+ */
 const storeSchema = z.strictObject({
-  /** The SQLite file; relative to the config file's folder. Default smppd.db. `:memory:` keeps nothing (tests). */
+  /** sqlite (default) or postgres. */
+  kind: oneOf(['sqlite', 'postgres'] as const).default('sqlite'),
+  /** sqlite: the file; relative to the config file's folder. Default smppd.db. `:memory:` keeps nothing (tests). */
   path: nonEmpty().default('smppd.db'),
-  /** fsync on every commit: safe against power loss, slower. Default false (safe against kill -9). */
+  /** sqlite: fsync on every commit: safe against power loss, slower. Default false (safe against kill -9). */
   fsync: flag().default(false),
   /**
-   * worker (default): SQLite runs on its own thread, so its CPU is on another core than HTTP and
-   * SMPP. main: on the daemon's thread (one core; a little less memory and start-up time).
+   * sqlite: worker (default): SQLite runs on its own thread, so its CPU is on another core than
+   * HTTP and SMPP. main: on the daemon's thread (one core; a little less memory and start-up time).
    */
   thread: oneOf(['worker', 'main'] as const).default('worker'),
-}, { error: 'must be a mapping' }).default({ path: 'smppd.db', fsync: false, thread: 'worker' });
+  /** postgres: the connection URL, postgres://user:password@host:5432/db (a secret: it may hold a password). Or urlFile. */
+  url: nonEmpty().refine((u) => /^postgres(ql)?:\/\//.test(u), { error: 'must be a postgres:// URL' }).optional(),
+  /** postgres: a file holding the URL; one trailing newline is trimmed. */
+  urlFile: nonEmpty().optional(),
+  /** postgres: the schema smppd's tables live in. Default smppd. */
+  schema: z.string({ error: 'must be a string' }).regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'must be a lower-case SQL name (a-z, 0-9, _)' }).default('smppd'),
+  /** postgres: seconds a claim holds its parts or events before another instance may take them over. Default 300. > 0. */
+  leaseSeconds: seconds().default(300),
+}, { error: 'must be a mapping' }).superRefine((st, ctx) => {
+  if (st.kind === 'postgres') {
+    if (st.url !== undefined && st.urlFile !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give url or urlFile, not both' });
+    else if (st.url === undefined && st.urlFile === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'one of url or urlFile is required with kind: postgres' });
+  } else if (st.url !== undefined || st.urlFile !== undefined) {
+    ctx.addIssue({ code: 'custom', path: [st.url !== undefined ? 'url' : 'urlFile'], message: 'is for kind: postgres; this store is sqlite' });
+  }
+}).default({ kind: 'sqlite', path: 'smppd.db', fsync: false, thread: 'worker', schema: 'smppd', leaseSeconds: 300 });
 
 /** Where GET /metrics is served: by default on the HTTP API's port; `listen` moves it to its own. */
 const metricsSchema = z.strictObject({
@@ -114,6 +137,8 @@ export const configSchema = z.strictObject({
   store: storeSchema,
   limits: limitsSchema,
   metrics: metricsSchema,
+  /** The RabbitMQ queue ingress and event publisher (amqp-schema.ts). Default: none. */
+  amqp: amqpSchema.optional(),
 }, { error: 'the configuration must be a YAML mapping' }).superRefine((c, ctx) => {
   const seen = new Map<string, number>();
   c.upstreams.forEach((u, i) => {
@@ -153,8 +178,10 @@ export type ParsedSimulator = NonNullable<ParsedConfig['simulator']>;
 export type LogConfig = ParsedConfig['log'];
 export type ShutdownConfig = ParsedConfig['shutdown'];
 export type ParsedClient = ParsedConfig['clients'][number];
-/** `store.path` resolved against the config file's folder (`:memory:` as given). */
-export type StoreConfig = ParsedConfig['store'];
+/** The store section resolved: sqlite with its path against the config file's folder (`:memory:` as given), or postgres with its URL read. */
+export type StoreConfig =
+  | { kind: 'sqlite'; path: string; fsync: boolean; thread: 'worker' | 'main' }
+  | { kind: 'postgres'; url: string; schema: string; leaseSeconds: number };
 export type LimitsConfig = ParsedConfig['limits'];
 /** `metrics.listen` split into host and port when given. */
 export interface MetricsConfig {
@@ -242,6 +269,8 @@ export interface SmppdConfig {
   limits: LimitsConfig;
   /** Absent: /metrics on the HTTP port. */
   metrics?: MetricsConfig;
+  /** Absent: no queue ingress, no events to an exchange. */
+  amqp?: AmqpConfig;
 }
 
 // --- messages ---

@@ -12,6 +12,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { commandOf, dockerignore, parseCopy, parseDockerfile, splitFlags, type Instruction, type Stage } from './dockerfile.js';
+import type { StoreConfig } from '../../../src/config/schema.js';
+/** The store section of a config that must be SQLite's. */
+function sqliteStore(c: { store: StoreConfig }): Extract<StoreConfig, { kind: 'sqlite' }> {
+  if (c.store.kind !== 'sqlite') throw new Error(`expected a sqlite store, got ${c.store.kind}`);
+  return c.store;
+}
+
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
@@ -231,7 +238,7 @@ describe('Dockerfile', () => {
     expect(configFile).toBe('config/smppd.docker.yaml');
     expect(ignored(configFile)).toBe(false);
     const config = await loadConfigFile(join(root, configFile), {});
-    expect(config.store.path.startsWith(`${STORE_VOLUME}/`), config.store.path).toBe(true);
+    expect(sqliteStore(config).path.startsWith(`${STORE_VOLUME}/`), sqliteStore(config).path).toBe(true);
     expect(config.http.host).toBe('0.0.0.0');
     expect(exposedPorts(final)).toEqual([config.http.port]);
     expect(Number(healthUrl().port)).toBe(config.http.port);

@@ -5,6 +5,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyEnvOverrides, envName, type Env } from '../../../src/config/env.js';
 import { loadConfigFile, loadConfigWithOverrides, parseConfig } from '../../../src/config/load.js';
 import { isSmppdError } from '../../../src/core/errors.js';
+import type { StoreConfig } from '../../../src/config/schema.js';
+/** The store section of a config that must be SQLite's. */
+function sqliteStore(c: { store: StoreConfig }): Extract<StoreConfig, { kind: 'sqlite' }> {
+  if (c.store.kind !== 'sqlite') throw new Error(`expected a sqlite store, got ${c.store.kind}`);
+  return c.store;
+}
+
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-env-'));
 const FILE_PASSWORD = 'filepw';
@@ -57,10 +64,10 @@ describe('each variable sets its key', () => {
   const cases: Array<[string, string, (c: Awaited<ReturnType<typeof load>>) => unknown, unknown]> = [
     ['SMPPD_LOG_LEVEL', 'debug', (c) => c.log.level, 'debug'],
     ['SMPPD_HTTP_LISTEN', '0.0.0.0:9090', (c) => c.http, expect.objectContaining({ listen: '0.0.0.0:9090', host: '0.0.0.0', port: 9090 })],
-    ['SMPPD_STORE_PATH', '/var/lib/smppd/x.db', (c) => c.store.path, '/var/lib/smppd/x.db'],
-    ['SMPPD_STORE_PATH', 'data/x.db', (c) => c.store.path, join(dir, 'data', 'x.db')],
-    ['SMPPD_STORE_FSYNC', 'true', (c) => c.store.fsync, true],
-    ['SMPPD_STORE_FSYNC', 'FALSE', (c) => c.store.fsync, false],
+    ['SMPPD_STORE_PATH', '/var/lib/smppd/x.db', (c) => sqliteStore(c).path, '/var/lib/smppd/x.db'],
+    ['SMPPD_STORE_PATH', 'data/x.db', (c) => sqliteStore(c).path, join(dir, 'data', 'x.db')],
+    ['SMPPD_STORE_FSYNC', 'true', (c) => sqliteStore(c).fsync, true],
+    ['SMPPD_STORE_FSYNC', 'FALSE', (c) => sqliteStore(c).fsync, false],
     ['SMPPD_LIMITS_MAX_QUEUED', '5000', (c) => c.limits.maxQueued, 5000],
     ['SMPPD_SHUTDOWN_DRAIN_SECONDS', ' 2.5 ', (c) => c.shutdown.drainSeconds, 2.5],
     ['SMPPD_UPSTREAM_PROVIDER_HOST', 'smsc2.example.net', (c) => c.upstreams.map((u) => u.host), ['smsc2.example.net', 'backup.example.net']],
@@ -81,10 +88,15 @@ describe('each variable sets its key', () => {
     });
   }
 
+  it('SMPPD_STORE_KIND and SMPPD_STORE_URL make a postgres store; the URL replaces urlFile and is never echoed', async () => {
+    const c = await load({ SMPPD_STORE_KIND: 'postgres', SMPPD_STORE_URL: 'postgres://u:envpgpw@db/smppd\n' }, `${base}store: { kind: sqlite, urlFile: missing.url }\n`);
+    expect(c.store).toEqual({ kind: 'postgres', url: 'postgres://u:envpgpw@db/smppd', schema: 'smppd', leaseSeconds: 300 });
+  });
+
   it('adds a section the file leaves out, with the rest of its defaults', async () => {
     const c = await load({ SMPPD_HTTP_LISTEN: '[::1]:0', SMPPD_STORE_FSYNC: 'true' });
     expect(c.http).toEqual({ listen: '[::1]:0', host: '::1', port: 0, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
-    expect(c.store).toEqual({ path: join(dir, 'smppd.db'), fsync: true, thread: 'worker' });
+    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: true, thread: 'worker' });
   });
 
   it('keeps the file’s other keys of a section it overrides', async () => {

@@ -5,6 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, maskSecrets, parseConfig } from '../../../src/config/load.js';
 import { isSmppdError, type ErrorCode } from '../../../src/core/errors.js';
+import type { StoreConfig } from '../../../src/config/schema.js';
+/** The store section of a config that must be SQLite's. */
+function sqliteStore(c: { store: StoreConfig }): Extract<StoreConfig, { kind: 'sqlite' }> {
+  if (c.store.kind !== 'sqlite') throw new Error(`expected a sqlite store, got ${c.store.kind}`);
+  return c.store;
+}
+
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-config-'));
 const SECRET = 's3cr3tpw';
@@ -180,7 +187,7 @@ describe('defaults', () => {
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({ listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
     expect(c.clients).toEqual([]);
-    expect(c.store).toEqual({ path: join(dir, 'smppd.db'), fsync: false, thread: 'worker' });
+    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: false, thread: 'worker' });
     expect(c.limits).toEqual({ maxQueued: 100_000 });
     expect(c.upstreams[0]).toEqual({
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
@@ -234,10 +241,29 @@ describe('http, clients, store and limits', () => {
     expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'] }, { name: 'b', token: `${TOKEN}b` }]);
   });
 
+  it('store kind postgres: url or urlFile (read and trimmed, a secret), schema and lease defaults; sqlite refuses a url', async () => {
+    expect((await parseConfig(`${base}store: { kind: postgres, url: "postgres://smppd:pw@db:5432/smppd" }\n`, dir)).store)
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:pw@db:5432/smppd', schema: 'smppd', leaseSeconds: 300 });
+    writeFileSync(join(dir, 'pg.url'), 'postgres://smppd:secretpw@db/smppd\n');
+    expect((await parseConfig(`${base}store: { kind: postgres, urlFile: pg.url, schema: shop_1, leaseSeconds: 60 }\n`, dir)).store)
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:secretpw@db/smppd', schema: 'shop_1', leaseSeconds: 60 });
+    expect(await problem(`${base}store: { kind: postgres }\n`)).toContain('store.url: one of url or urlFile is required with kind: postgres');
+    expect(await problem(`${base}store: { kind: postgres, url: "mysql://x" }\n`)).toContain('store.url: must be a postgres:// URL');
+    expect(await problem(`${base}store: { url: "postgres://x" }\n`)).toContain('store.url: is for kind: postgres; this store is sqlite');
+    expect(await problem(`${base}store: { kind: postgres, url: "postgres://x", schema: "Bad-Name" }\n`)).toContain('store.schema: must be a lower-case SQL name (a-z, 0-9, _)');
+  });
+
+  it('check-config masks a postgres URL down to its scheme and host', async () => {
+    const c = await parseConfig(`${base}store: { kind: postgres, url: "postgres://smppd:pgsecretpw@db.internal:5432/smppd" }\n`, dir);
+    const masked = JSON.stringify(maskSecrets(c));
+    expect(masked).toContain('"url":"postgres://db.internal:5432/***"');
+    expect(masked).not.toContain('pgsecretpw');
+  });
+
   it('resolves store.path against the config folder; an absolute path and :memory: stay', async () => {
-    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ path: join(dir, 'data', 'x.db'), fsync: true, thread: 'worker' });
-    expect((await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).store.path).toBe('/var/lib/smppd/x.db');
-    expect((await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).store.path).toBe(':memory:');
+    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ kind: 'sqlite', path: join(dir, 'data', 'x.db'), fsync: true, thread: 'worker' });
+    expect(sqliteStore(await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).path).toBe('/var/lib/smppd/x.db');
+    expect(sqliteStore(await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).path).toBe(':memory:');
   });
 });
 
@@ -380,7 +406,7 @@ describe('the shipped configurations', () => {
     expect(c.upstreams[0]).toMatchObject({ name: 'demo', host: '127.0.0.1', port: 2775, tls: false, binds: 2, systemId: 'smppclient1', password: 'password' });
     expect(c.http).toMatchObject({ host: '127.0.0.1', port: 8080 });
     expect(c.clients).toEqual([{ name: 'demo', token: 'demo-token-change-me' }]);
-    expect(c.store.path).toBe(fileURLToPath(new URL('../../../smppd-demo.db', import.meta.url)));
+    expect(sqliteStore(c).path).toBe(fileURLToPath(new URL('../../../smppd-demo.db', import.meta.url)));
   });
 
   it('the example config loads and matches the defaults it documents', async () => {
