@@ -81,7 +81,8 @@ interface Lane {
   /** Ids waiting or in flight: a claim that returns one again (its lease ran out) does not send it twice. */
   held: Set<number>;
   inFlight: number;
-  claiming: boolean;
+  /** The claim under way, if any (stop waits for it). */
+  claiming: Promise<void> | undefined;
   /** The last claim was full, or something was settled since: there may be more due now. */
   more: boolean;
   /** The webhook's last attempt failed (logged once per change, not per event). */
@@ -111,7 +112,7 @@ export class EventDispatcher {
     this.#pollMs = o.pollMs ?? 100;
     this.#random = o.random ?? Math.random;
     for (const client of o.clients) {
-      this.#lanes.set(client.name, { client, waiting: [], held: new Set(), inFlight: 0, claiming: false, more: true, failing: false });
+      this.#lanes.set(client.name, { client, waiting: [], held: new Set(), inFlight: 0, claiming: undefined, more: true, failing: false });
     }
   }
 
@@ -123,6 +124,16 @@ export class EventDispatcher {
   start(): void {
     this.#stopped = false;
     this.#tick();
+    // Events of a client that no longer has a webhook wait for one (its messages written before
+    // the change still add theirs; new messages add none): said once, at start.
+    void this.#store.outboxDepth().then((depths) => {
+      for (const d of depths) {
+        if (!this.#lanes.has(d.client) && d.pending > 0) {
+          this.#log.warn({ event: 'events_without_webhook', client: d.client, pending: d.pending },
+            'this client has events waiting but no webhook in the config; they are kept until it has one again');
+        }
+      }
+    }, (e: unknown) => this.#log.error({ event: 'store_error', err: e }, 'reading the outbox failed'));
   }
 
   /** Looks at every client's outbox at once (after a re-send, say) instead of at the next poll. */
@@ -140,12 +151,11 @@ export class EventDispatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
+    // A claim under way would leave its events leased in memory: let it land first.
+    await Promise.all([...this.#lanes.values()].map((l) => l.claiming));
     while (this.#posts.size > 0) await Promise.all([...this.#posts]);
     for (const lane of this.#lanes.values()) {
-      for (const { event } of lane.waiting.splice(0)) {
-        lane.held.delete(event.id);
-        this.#outcomes.push({ outcome: { id: event.id, kind: 'release' }, client: lane.client.name });
-      }
+      for (const { event } of lane.waiting.splice(0)) this.#queue({ id: event.id, kind: 'release' }, lane.client.name);
     }
     await this.#flushAll();
     await Promise.all([...this.#lanes.values()].map((l) => l.client.sink.close()));
@@ -170,18 +180,18 @@ export class EventDispatcher {
     const now = this.#clock.wallNow();
     while (lane.inFlight < concurrency && lane.waiting.length > 0) {
       const next = lane.waiting.shift()!;
-      // An event that waited through most of its lease is let go rather than sent late: its
+      // An event that waited through most of its lease is given back rather than sent late: its
       // lease could end during the request, and a claim could then hand it out again.
-      if (next.leaseUntil - now < leaseMs / 2) lane.held.delete(next.event.id);
+      if (next.leaseUntil - now < leaseMs / 2) this.#queue({ id: next.event.id, kind: 'release' }, lane.client.name);
       else this.#send(lane, next.event);
     }
     const room = concurrency + CLAIM_AHEAD - lane.inFlight - lane.waiting.length;
     if (lane.claiming || !lane.more || room < Math.min(CLAIM_AHEAD / 4, Math.max(1, concurrency))) return;
-    lane.claiming = true;
     lane.more = false;
     const leaseUntil = now + leaseMs;
-    this.#store.claimEvents(lane.client.name, now, room, leaseUntil).then((events) => {
+    lane.claiming = this.#store.claimEvents(lane.client.name, now, room, leaseUntil).then((events) => {
       for (const event of events) {
+        // Held until its outcome is committed (see #flush): a claim that returns it again is ignored.
         if (lane.held.has(event.id)) continue;
         lane.held.add(event.id);
         lane.waiting.push({ event, leaseUntil });
@@ -190,7 +200,7 @@ export class EventDispatcher {
     }, (e: unknown) => {
       this.#log.error({ event: 'store_error', client: lane.client.name, err: e }, 'claiming events failed; trying again at the next poll');
     }).finally(() => {
-      lane.claiming = false;
+      lane.claiming = undefined;
       this.#pump(lane);
     });
   }
@@ -199,9 +209,13 @@ export class EventDispatcher {
     lane.inFlight++;
     const post = lane.client.sink.post(event.payload, event.id)
       .then((result) => this.#record(lane, event, result))
+      .catch((e: unknown) => {
+        // A sink that broke its promise to never reject: the event is tried again.
+        this.#log.error({ event: 'webhook_error', client: lane.client.name, eventId: event.id, err: e }, 'a webhook request failed unexpectedly');
+        this.#queue({ id: event.id, kind: 'retry', at: this.#clock.wallNow(), error: 'internal error' }, lane.client.name);
+      })
       .finally(() => {
         lane.inFlight--;
-        lane.held.delete(event.id);
         this.#posts.delete(post);
         this.#pump(lane);
       });
@@ -263,6 +277,9 @@ export class EventDispatcher {
         // one is then sent twice; receivers deduplicate, API §6.5).
         this.#log.error({ event: 'store_error', events: batch.length, err: e }, 'recording webhook results failed; the events will be tried again');
       }
+      // Only now may a claim hand these events out again: before the commit, a claim that ran
+      // after their lease ended would send an acknowledged event a second time.
+      for (const b of batch) this.#lanes.get(b.client)?.held.delete(b.outcome.id);
       // A settled event may let the next event of its message go.
       for (const client of new Set(batch.map((b) => b.client))) {
         const lane = this.#lanes.get(client);

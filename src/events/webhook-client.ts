@@ -130,19 +130,21 @@ export class WebhookClient {
       };
       const abandon = (): void => settle(closedOutcome(elapsed()));
       this.#pending.add(abandon);
-      const exchange = this.#exchange(body, eventId, {
+      // Declared before the request starts: undici may report a failure synchronously.
+      const exchange: { abort?: () => void } = {};
+      const timer = this.#clock.setTimer(this.#timeoutMs, () => {
+        settle({ ok: false, failure: 'timeout', error: `TIMEOUT: no complete response within ${this.#timeoutMs} ms`, ms: elapsed() });
+        exchange.abort?.();
+      });
+      exchange.abort = this.#exchange(body, eventId, {
         status: (status) => settle(status >= 200 && status < 300 ? { ok: true, status, ms: elapsed() } : { ok: false, failure: 'status', status, ms: elapsed() }),
         error: (error) => {
           const { failure, message } = this.#describe(error);
           settle({ ok: false, failure, error: message, ms: elapsed() });
         },
-      });
-      // Settled here rather than when undici notices the abort: a request still queued for a
-      // connection is only aborted once it gets one.
-      const timer = this.#clock.setTimer(this.#timeoutMs, () => {
-        settle({ ok: false, failure: 'timeout', error: `TIMEOUT: no complete response within ${this.#timeoutMs} ms`, ms: elapsed() });
-        exchange.abort();
-      });
+      }).abort;
+      // The timer settles the attempt itself rather than waiting for undici to notice the abort:
+      // a request still queued for a connection is only aborted once it gets one.
     });
   }
 

@@ -22,14 +22,11 @@ interface OutboxRow {
   attempts: number;
 }
 
-// The NOT EXISTS keeps a message's later events back while an earlier one is undelivered
-// (leased, backing off, or simply due): a status never overtakes the one before it.
+// Pending events are the heads of their messages (later ones wait as 'blocked'), so a claim
+// reads due events only: a backlog behind a receiver that is down costs it nothing.
 export const CLAIM_EVENTS_SQL = `SELECT o.id, o.kind, o.message_id, o.client, o.payload, o.created_at, o.queued_at, o.attempts
   FROM outbox o INDEXED BY outbox_due
   WHERE o.client = ? AND o.state = 'pending' AND o.next_attempt_at <= ?
-    AND (o.message_id IS NULL OR NOT EXISTS (
-      SELECT 1 FROM outbox e INDEXED BY outbox_message_pending
-      WHERE e.message_id = o.message_id AND e.state = 'pending' AND e.id < o.id))
   ORDER BY o.next_attempt_at, o.id LIMIT ?`;
 // A lease moves the event out of the due range until it ends; lease_until marks it as leased,
 // so that opening the store can give back the leases of a process that died.
@@ -51,8 +48,16 @@ const SUPERSEDE_SQL = "DELETE FROM outbox WHERE message_id = ? AND state = 'dead
 const RETRY_SQL = `UPDATE outbox SET next_attempt_at = ?, lease_until = NULL, attempts = attempts + 1, last_error = ?
   WHERE id = ? AND state = 'pending'`;
 const DEAD_SQL = `UPDATE outbox SET state = 'dead', lease_until = NULL, attempts = attempts + 1, last_error = ?, died_at = ?
-  WHERE id = ? AND state = 'pending'`;
+  WHERE id = ? AND state = 'pending' RETURNING message_id`;
 const RELEASE_SQL = "UPDATE outbox SET next_attempt_at = ?, lease_until = NULL WHERE id = ? AND state = 'pending'";
+const PROMOTE_SQL = `UPDATE outbox SET state = 'pending', next_attempt_at = ?
+  WHERE id = (SELECT id FROM outbox INDEXED BY outbox_live WHERE message_id = ? AND state IN ('pending', 'blocked') ORDER BY id LIMIT 1)
+    AND state = 'blocked'`;
+
+/** The message's oldest waiting event, when it is blocked, becomes pending (due at `now`). */
+function promoteNext(sql: Sql, messageId: string, now: number): void {
+  sql.run(PROMOTE_SQL, now, messageId);
+}
 
 export function settleEvents(sql: Sql, outcomes: readonly EventOutcome[], now: number): SettledEvents {
   let superseded = 0;
@@ -60,17 +65,22 @@ export function settleEvents(sql: Sql, outcomes: readonly EventOutcome[], now: n
     switch (o.kind) {
       case 'delivered': {
         const row = sql.get<{ message_id: string | null }>(DELETE_DELIVERED_SQL, o.id);
-        // An older event of the message that died can never be sent now: it would move the
-        // receiver's status back.
-        if (row?.message_id) superseded += sql.run(SUPERSEDE_SQL, row.message_id, o.id).changes;
+        if (row?.message_id) {
+          // An older event of the message that died can never be sent now: it would move the
+          // receiver's status back.
+          superseded += sql.run(SUPERSEDE_SQL, row.message_id, o.id).changes;
+          promoteNext(sql, row.message_id, now);
+        }
         break;
       }
       case 'retry':
         sql.run(RETRY_SQL, o.at, o.error, o.id);
         break;
-      case 'dead':
-        sql.run(DEAD_SQL, o.error, now, o.id);
+      case 'dead': {
+        const row = sql.get<{ message_id: string | null }>(DEAD_SQL, o.error, now, o.id);
+        if (row?.message_id) promoteNext(sql, row.message_id, now);
         break;
+      }
       case 'release':
         sql.run(RELEASE_SQL, now, o.id);
         break;
@@ -96,9 +106,11 @@ export function listDeadEvents(sql: Sql, client: string, limit: number, afterId 
   }));
 }
 
-const LATER_LIVE_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_message_pending
-  WHERE message_id = ? AND state = 'pending' AND id > ? LIMIT 1`;
-const REQUEUE_SQL = `UPDATE outbox SET state = 'pending', queued_at = ?, next_attempt_at = ?, attempts = 0, died_at = NULL
+const LATER_LIVE_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_live
+  WHERE message_id = ? AND state IN ('pending', 'blocked') AND id > ? LIMIT 1`;
+const EARLIER_LIVE_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_live
+  WHERE message_id = ? AND state IN ('pending', 'blocked') AND id < ? LIMIT 1`;
+const REQUEUE_SQL = `UPDATE outbox SET state = ?, queued_at = ?, next_attempt_at = ?, attempts = 0, died_at = NULL
   WHERE id = ?`;
 
 export function resendDeadEvents(sql: Sql, client: string, ids: readonly number[] | null, now: number): ResentDeadEvents {
@@ -109,17 +121,19 @@ export function resendDeadEvents(sql: Sql, client: string, ids: readonly number[
       "SELECT id, message_id FROM outbox WHERE id = ? AND client = ? AND state = 'dead'", id, client));
   let requeued = 0;
   let superseded = 0;
-  // In id order, so a message's dead events go back in the order they were written. A dead
-  // event whose message has a later event in the queue would arrive after it: it goes instead.
-  // (One whose later event was delivered is gone already: settleEvents removed it.)
+  // In id order, so a message's dead events go back in the order they were written: the first
+  // pending, the ones after it blocked behind it. A dead event whose message has a later event
+  // still to deliver would arrive after it: it goes instead. (One whose later event was
+  // delivered is gone already: settleEvents removed it.)
   for (const e of [...dead].sort((a, b) => a.id - b.id)) {
     if (e.message_id !== null && sql.get(LATER_LIVE_SQL, e.message_id, e.id) !== undefined) {
       sql.run('DELETE FROM outbox WHERE id = ?', e.id);
       superseded++;
-    } else {
-      sql.run(REQUEUE_SQL, now, now, e.id);
-      requeued++;
+      continue;
     }
+    const behind = e.message_id !== null && sql.get(EARLIER_LIVE_SQL, e.message_id, e.id) !== undefined;
+    sql.run(REQUEUE_SQL, behind ? 'blocked' : 'pending', now, now, e.id);
+    requeued++;
   }
   return { requeued, superseded };
 }
@@ -191,8 +205,11 @@ export function resendStatusEvents(
 
 export function outboxDepth(sql: Sql): OutboxDepth[] {
   // Each count walks its partial index, not the rows (whose payloads make a table scan slow).
+  // Waiting events are the due or backing-off heads and the blocked ones behind them.
   const pending = sql.all<{ client: string; n: number }>(
     "SELECT client, COUNT(*) AS n FROM outbox INDEXED BY outbox_due WHERE state = 'pending' GROUP BY client");
+  const blocked = sql.all<{ client: string; n: number }>(
+    "SELECT client, COUNT(*) AS n FROM outbox INDEXED BY outbox_blocked WHERE state = 'blocked' GROUP BY client");
   const dead = sql.all<{ client: string; n: number }>(
     "SELECT client, COUNT(*) AS n FROM outbox INDEXED BY outbox_dead WHERE state = 'dead' GROUP BY client");
   const byClient = new Map<string, OutboxDepth>();
@@ -201,7 +218,8 @@ export function outboxDepth(sql: Sql): OutboxDepth[] {
     if (!depth) byClient.set(client, depth = { client, pending: 0, dead: 0 });
     return depth;
   };
-  for (const r of pending) entry(r.client).pending = r.n;
+  for (const r of pending) entry(r.client).pending += r.n;
+  for (const r of blocked) entry(r.client).pending += r.n;
   for (const r of dead) entry(r.client).dead = r.n;
   return [...byClient.values()].sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
 }

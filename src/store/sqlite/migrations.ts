@@ -204,6 +204,21 @@ ALTER TABLE messages ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE inbound ADD COLUMN client TEXT;
 `,
   },
+  {
+    version: 3,
+    name: 'blocked outbox events',
+    // A message's events after its oldest undelivered one wait as 'blocked', outside the due
+    // index, and the next one is promoted when the one before is delivered or dies: a claim
+    // then reads due heads only, however many events wait behind a receiver that is down.
+    sql: `
+DROP INDEX outbox_message_pending;
+CREATE INDEX outbox_live ON outbox (message_id, id) WHERE state IN ('pending', 'blocked') AND message_id IS NOT NULL;
+CREATE INDEX outbox_blocked ON outbox (client) WHERE state = 'blocked';
+UPDATE outbox SET state = 'blocked', lease_until = NULL
+  WHERE state = 'pending' AND message_id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM outbox e WHERE e.message_id = outbox.message_id AND e.state = 'pending' AND e.id < outbox.id);
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

@@ -44,16 +44,25 @@ export interface InboundEventPayload {
   receivedAt: string;
 }
 
-const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** Whether the message has an event still to deliver: a new one then waits behind it. */
+export const HAS_LIVE_EVENT_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_live
+  WHERE message_id = ? AND state IN ('pending', 'blocked') LIMIT 1`;
 
+/**
+ * A status event: 'pending' (due now) when it is the message's only undelivered event, else
+ * 'blocked' until the events before it are delivered or dead (`promoteNext`): a message's
+ * events go out one at a time, in order.
+ */
 export function writeStatusEvent(
   sql: Sql,
   route: { client: string; upstream: string },
   payload: StatusEventPayload,
   now: number,
 ): void {
-  sql.run(INSERT, 'status', payload.messageId, route.client, route.upstream, JSON.stringify(payload), now, now, now);
+  const state = sql.get(HAS_LIVE_EVENT_SQL, payload.messageId) === undefined ? 'pending' : 'blocked';
+  sql.run(INSERT, 'status', payload.messageId, route.client, route.upstream, JSON.stringify(payload), now, now, now, state);
 }
 
 /** Stores an inbound message, and its event when it is routed to a client. */
@@ -73,7 +82,7 @@ export function recordInbound(sql: Sql, inbound: InboundRecord): void {
     receivedAt: isoTime(inbound.receivedAt),
   };
   const at = inbound.receivedAt;
-  sql.run(INSERT, 'inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), at, at, at);
+  sql.run(INSERT, 'inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), at, at, at, 'pending');
 }
 
 export function isoTime(ms: number): string {

@@ -19,8 +19,8 @@ export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | '
 export const PART_STATUS_SELECT = 'SELECT message_id, part, upstream, batch_id, state, status, smsc_id, reason, updated_at FROM parts';
 
 /** The columns of a message that settling it reads and writes. */
-export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed' | 'events'>;
-const MESSAGE_STATUS_SQL = 'SELECT id, client, upstream, batch_id, destination, status, reason, processed, events FROM messages WHERE id = ?';
+export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason' | 'processed' | 'events' | 'updated_at'>;
+const MESSAGE_STATUS_SQL = 'SELECT id, client, upstream, batch_id, destination, status, reason, processed, events, updated_at FROM messages WHERE id = ?';
 const MESSAGE_PARTS_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? ORDER BY part`;
 const LOAD_PART_SQL = `${PART_SELECT} WHERE message_id = ? AND part = ?`;
 const LOAD_MESSAGE_SQL = 'SELECT * FROM messages WHERE id = ?';
@@ -88,8 +88,11 @@ export function settleMessage(sql: Sql, messageId: string, cause: StatusCause, n
  * `settleMessage` on a message and parts already in memory, as they are in the database now;
  * updates `state.message` to what it writes, so the caller can settle it again after another change.
  */
-export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, now: number): boolean {
+export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, changedAt: number): boolean {
   const { message, parts } = state;
+  // A message's changes are never dated before its last one: a part's change may carry an
+  // earlier time than another part's change recorded before it.
+  const now = Math.max(changedAt, message.updated_at);
   const messageId = message.id;
   const merged = mergeStatus(message.status, aggregateStatus(parts.map((p) => p.status)));
   const causePart = parts.find((p) => p.part === cause.part);
@@ -105,6 +108,7 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   message.status = merged.status;
   message.reason = reason;
   message.processed = processedAfter;
+  message.updated_at = now;
   if (merged.changed && causePart && message.events === 1) {
     writeStatusEvent(sql, message, {
       type: 'status',

@@ -33,7 +33,7 @@ export function counts(sql: Sql): StoreCounts {
   );
   const byState = new Map(states.map((r) => [r.state, r.n]));
   const parked = sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM parked_receipts')?.n ?? 0;
-  const outbox = sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE state = 'pending'")?.n ?? 0;
+  const outbox = sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE state IN ('pending', 'blocked')")?.n ?? 0;
   const deadEvents = sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE state = 'dead'")?.n ?? 0;
   return { queued: byState.get('queued') ?? 0, inflight: byState.get('inflight') ?? 0, parked, outbox, deadEvents };
 }

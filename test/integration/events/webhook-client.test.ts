@@ -48,6 +48,17 @@ function expectNoSecrets(outcome: PostOutcome): void {
 }
 
 describe('WebhookClient', () => {
+  it('a request undici refuses at once (a header it cannot send) ends as a failure, with no timer left behind', async () => {
+    const r = await receiver();
+    const clock = new ManualClock();
+    const c = new WebhookClient({ url: r.url, timeoutMs: 5_000, concurrency: 1 }, { clock, userAgent: 'bad\nagent' });
+    cleanups.push(() => c.close());
+    const result = await settled(c.post('{}', 1));
+    expect(result.done).toBe(true);
+    expect(result.value).toMatchObject({ ok: false, failure: 'network' });
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it('POSTs the exact body bytes with the event id, the timestamp and a signature the receiver can verify', async () => {
     const r = await receiver();
     const clock = new ManualClock();

@@ -181,4 +181,38 @@ describe('EventDispatcher', () => {
     expect(due.map((e) => (JSON.parse(e.payload) as { messageId: string }).messageId)).toEqual(['c', 'd', 'e']);
     expect((await store.counts()).outbox).toBe(4);
   });
+
+  it('an acknowledged event is not sent again while its outcome waits to be recorded, even after its lease ran out', async () => {
+    await accept('a');
+    // The store records outcomes only when the test opens the gate.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => { open = resolve; });
+    const settle = store.settleEvents.bind(store);
+    store.settleEvents = async (outcomes, now) => { await gate; return settle(outcomes, now); };
+    start({ leaseMs: 10 * SECOND });
+    await postsSeen(1);
+    sink.posts[0]!.answer(OK);
+    // Past the lease: claims run on every poll and the store hands the event out again.
+    for (let i = 0; i < 5; i++) await tick(5 * SECOND);
+    expect((await store.claimEvents('acme', clock.wallNow(), 10, clock.wallNow() + 1)).map((e) => e.id)).toEqual([sink.posts[0]!.eventId]);
+    expect(sink.posts).toHaveLength(1);
+    open();
+    await until(async () => (await store.counts()).outbox === 0, 5_000, 'recorded');
+    expect(sink.posts).toHaveLength(1);
+  });
+
+  it('a sink that rejects does not leak its slot: the event is retried', async () => {
+    await accept('a');
+    let calls = 0;
+    const flaky: EventSink = {
+      origin: 'http://flaky.test',
+      post: async () => { calls++; if (calls === 1) throw new Error('boom'); return OK; },
+      close: async () => {},
+    };
+    sink = Object.assign(flaky, { posts: [] as Post[], open: () => [] as Post[] }) as unknown as ReturnType<typeof manualSink>;
+    start();
+    await until(async () => (await store.counts()).outbox === 0, 5_000, 'delivered after the rejection');
+    expect(calls).toBe(2);
+    expect(dispatcher.load('acme')).toEqual({ inFlight: 0, waiting: 0 });
+  });
 });

@@ -35,6 +35,35 @@ describe('SqliteStore outbox delivery: claim, settle, dead events, re-push', () 
     expect(statuses(await t.store.claimEvents('acme', 3_000 + LEASE, 10, 3_000 + 2 * LEASE))).toEqual(['a:SUBMITTED', 'b:SUBMITTED']);
   });
 
+  it('a later event waits as blocked, outside the due index, and is promoted when the one before is delivered or dies', async () => {
+    await sentMessages(['a']);
+    await t.store.applyReceipt(receipt('s-a', 'DELIVERED', 2_500));
+    const states = () => (t.db.prepare("SELECT state FROM outbox WHERE message_id = 'a' ORDER BY id").all() as Array<{ state: string }>).map((r) => r.state);
+    expect(states()).toEqual(['pending', 'blocked', 'blocked']);
+    const [submitted] = await t.store.claimEvents('acme', 3_000, 10, 3_000 + LEASE);
+    await t.store.settleEvents([{ id: submitted!.id, kind: 'dead', error: 'HTTP 500' }], 3_100);
+    expect(states()).toEqual(['dead', 'pending', 'blocked']);
+    const [sent] = await t.store.claimEvents('acme', 3_100, 10, 3_100 + LEASE);
+    await t.store.settleEvents([{ id: sent!.id, kind: 'delivered' }], 3_200);
+    // SENT delivered: the dead SUBMITTED before it is superseded, DELIVERED is next.
+    expect(states()).toEqual(['pending']);
+    expect(statuses(await t.store.claimEvents('acme', 3_200, 10, 3_200 + LEASE))).toEqual(['a:DELIVERED']);
+  });
+
+  it('a claim reads the due heads only: events waiting behind a failing head are not scanned', async () => {
+    await sentMessages(Array.from({ length: 50 }, (_, i) => `m${i}`));
+    // Every head fails and backs off: 50 heads out of the due range, 50 SENT blocked behind them.
+    const heads = await t.store.claimEvents('acme', 3_000, 100, 3_000 + LEASE);
+    expect(heads).toHaveLength(50);
+    await t.store.settleEvents(heads.map((e) => ({ id: e.id, kind: 'retry' as const, at: 60_000, error: 'HTTP 503' })), 3_100);
+    expect(await t.store.claimEvents('acme', 3_200, 100, 3_200 + LEASE)).toEqual([]);
+    const plan = (t.db.prepare("EXPLAIN QUERY PLAN SELECT id FROM outbox INDEXED BY outbox_due WHERE client = 'acme' AND state = 'pending' AND next_attempt_at <= 3200").all() as Array<{ detail: string }>)
+      .map((r) => r.detail).join(' ');
+    expect(plan).toContain('outbox_due');
+    expect(t.db.prepare("SELECT COUNT(*) AS n FROM outbox WHERE state = 'pending' AND next_attempt_at <= 3200").get()).toEqual({ n: 0 });
+    expect(await t.store.outboxDepth()).toEqual([{ client: 'acme', pending: 100, dead: 0 }]);
+  });
+
   it('delivered events are removed and the next event of the message becomes claimable', async () => {
     await sentMessages(['a', 'b']);
     const [a] = await t.store.claimEvents('acme', 3_000, 1, 3_000 + LEASE);
@@ -72,12 +101,12 @@ describe('SqliteStore outbox delivery: claim, settle, dead events, re-push', () 
     await sentMessages(['a', 'b']);
     // a: both events die; b: SUBMITTED dies, SENT stays queued behind nothing.
     for (let round = 0; round < 2; round++) {
-      const claimed = await t.store.claimEvents('acme', 3_000 + round, 10, 3_000 + round + LEASE);
+      const claimed = await t.store.claimEvents('acme', 3_000 + 100 * round, 10, 3_000 + 100 * round + LEASE);
       const outcomes = claimed.filter((e) => e.messageId === 'a' || round === 0).map((e) => ({ id: e.id, kind: 'dead' as const, error: 'HTTP 503' }));
-      await t.store.settleEvents(outcomes, 3_050 + round);
+      await t.store.settleEvents(outcomes, 3_050 + 100 * round);
       if (round === 1) {
         const bSent = claimed.find((e) => e.messageId === 'b');
-        await t.store.settleEvents([{ id: bSent!.id, kind: 'release' }], 3_060);
+        await t.store.settleEvents([{ id: bSent!.id, kind: 'release' }], 3_160);
       }
     }
     expect((await t.store.listDeadEvents('acme', 10)).map((e) => e.messageId)).toEqual(['a', 'b', 'a']);

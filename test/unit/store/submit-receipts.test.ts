@@ -44,7 +44,8 @@ describe('SqliteStore submit outcomes, receipts and the outbox', () => {
     }]);
     const row = t.db.prepare('SELECT kind, message_id, client, upstream, state, attempts, created_at, queued_at, next_attempt_at FROM outbox ORDER BY id DESC').get();
     expect(row).toEqual({
-      kind: 'status', message_id: 'a', client: 'acme', upstream: 'up1', state: 'pending', attempts: 0, created_at: 2_000, queued_at: 2_000, next_attempt_at: 2_000,
+      // Behind the SUBMITTED, still undelivered: blocked until that one is delivered or dies.
+      kind: 'status', message_id: 'a', client: 'acme', upstream: 'up1', state: 'blocked', attempts: 0, created_at: 2_000, queued_at: 2_000, next_attempt_at: 2_000,
     });
   });
 
