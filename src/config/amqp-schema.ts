@@ -1,0 +1,207 @@
+/**
+ * The `amqp` section: the queue ingress (send requests from a durable RabbitMQ queue) and the
+ * optional event publisher (status and inbound events to a topic exchange). `url` may hold a
+ * password: it is a secret (masked by check-config, never in a message; `urlFile` keeps it out
+ * of the file).
+ */
+import { z } from 'zod';
+import { backoff, flag, nonEmpty, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
+
+const MIB = 1024 * 1024;
+/** AMQP 0-9-1 shortstr: queue and exchange names are at most 255 octets. */
+const NAME = /^[A-Za-z0-9_.:/-]{1,255}$/;
+const NAME_MESSAGE = 'must be 1–255 of A-Z a-z 0-9 _ . : / -';
+/** The same rule as clients[].name. */
+const CLIENT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+
+/** A queue or exchange name; `amq.` is the broker's own (AMQP 0-9-1 §4.2.5: declaring one is refused). */
+const amqpName = () => z.string({ error: typeMessage('a string') }).regex(NAME, { error: NAME_MESSAGE })
+  .refine((n) => !n.startsWith('amq.'), { error: 'must not start with amq. (reserved by the broker)' });
+const clientName = () => z.string({ error: typeMessage('a string') }).regex(CLIENT_NAME, { error: 'must be a client name (1–64 letters, digits, _ . @ or -)' });
+
+/** Why `url` is not a broker URL, or null. Never quotes it: it may hold a password. */
+export function amqpUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'must be an amqp:// or amqps:// URL, e.g. amqps://user:password@broker:5671/vhost';
+  }
+  if (parsed.protocol !== 'amqp:' && parsed.protocol !== 'amqps:') return 'must be an amqp:// or amqps:// URL, e.g. amqps://user:password@broker:5671/vhost';
+  if (parsed.hostname === '') return 'must name a host';
+  if (url.includes('#')) return 'must not have a #fragment';
+  return null;
+}
+
+/** Status and inbound events published to a topic exchange (routing key `status.<STATUS>` or `inbound`). */
+const eventsSchema = z.strictObject({
+  /** Required. A durable topic exchange, declared at start. */
+  exchange: amqpName(),
+  /** The clients whose events are published. Default: every client. Each must name a client. */
+  clients: z.array(clientName(), { error: 'must be a list of client names' })
+    .min(1, { error: 'must list at least one client; leave clients out for every client' }).optional(),
+  /** Publishes awaiting the broker's confirm, per client. Default 64. 1–10000. */
+  concurrency: wholeNumber(1, 10_000).default(64),
+  /** Seconds a publish may wait for its confirm before it counts as failed (and is retried). Default 10. > 0. */
+  timeoutSeconds: seconds().default(10),
+  /** Backoff ceilings between attempts of a failed event, seconds, full jitter. Default 1 … 300. */
+  retry: backoff(1, 300),
+  /** Hours after it was queued that a still-failing event is parked as dead. Default 24. > 0. */
+  maxAgeHours: positive(' of hours').default(24),
+  /**
+   * Default true: an event no queue is bound for comes back (mandatory publish) and counts as
+   * failed, so it is retried and in the end parked as dead rather than dropped. false: the
+   * broker drops it.
+   */
+  mandatory: flag().default(true),
+}, { error: 'must be a mapping { exchange, clients, concurrency, timeoutSeconds, retry, maxAgeHours, mandatory }' }).superRefine((e, ctx) => {
+  const seen = new Map<string, number>();
+  e.clients?.forEach((name, i) => {
+    const first = seen.get(name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['clients', i], message: `duplicates clients[${first}]` });
+    else seen.set(name, i);
+  });
+});
+
+/** The queue ingress and the event publisher. */
+export const amqpSchema = z.strictObject({
+  /** amqp:// or amqps:// URL with credentials and vhost. Exactly one of url and urlFile. A secret. */
+  url: z.string({ error: typeMessage('a string') }).superRefine((url, ctx) => {
+    const problem = amqpUrlProblem(url);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }).optional(),
+  /** A file holding the URL; one trailing newline is trimmed. Relative to the config file. */
+  urlFile: nonEmpty().optional(),
+  /** Required. The durable queue send requests are consumed from; declared at start. */
+  queue: amqpName(),
+  /** An exchange (direct, durable) declared at start and bound to the queue with `routingKey`. Default: none (publish to the queue through the default exchange). */
+  exchange: amqpName().optional(),
+  /** The binding key of `exchange` to the queue. Default: the queue's name. Only with exchange. */
+  routingKey: z.string({ error: typeMessage('a string') }).max(255, { error: 'must be at most 255 characters' }).optional(),
+  /** Where refused messages go (fanout, durable, declared at start; the queue's x-dead-letter-exchange). Default `<queue>.dead`. */
+  deadLetterExchange: amqpName().optional(),
+  /** The durable queue bound to deadLetterExchange. Default `<queue>.dead`. */
+  deadLetterQueue: amqpName().optional(),
+  /** Unacknowledged messages the broker hands over at once: enough to keep every bind busy while commits run. Default 500. 1–65535. */
+  prefetch: wholeNumber(1, 65_535).default(500),
+  /** The client a message without a `client` field is sent as. Default: none (such a message is refused). Must name a client. */
+  client: clientName().optional(),
+  /** Largest message body, bytes. Default 1 MiB. 1 KiB–64 MiB. Larger: refused (PAYLOAD_TOO_LARGE). */
+  maxMessageBytes: wholeNumber(1024, 64 * MIB).default(MIB),
+  /** Delay before a message refused for a passing reason (QUEUE_FULL, a store error) goes back to the queue, seconds, full jitter. Default 1 … 30. */
+  retry: backoff(1, 30),
+  /** Delay between attempts to reach the broker, seconds, full jitter. Default 1 … 60. */
+  reconnect: backoff(1, 60),
+  /** Also publish status and inbound events to a topic exchange. Default: none. */
+  events: eventsSchema.optional(),
+}, { error: 'must be a mapping { url or urlFile, queue, exchange, routingKey, deadLetterExchange, deadLetterQueue, prefetch, client, maxMessageBytes, retry, reconnect, events }' })
+  .superRefine((a, ctx) => {
+    if (a.url !== undefined && a.urlFile !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give url or urlFile, not both' });
+    else if (a.url === undefined && a.urlFile === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'one of url or urlFile is required' });
+    if (a.routingKey !== undefined && a.exchange === undefined) ctx.addIssue({ code: 'custom', path: ['routingKey'], message: 'is for exchange; set exchange too, or leave routingKey out' });
+    const deadLetterExchange = a.deadLetterExchange ?? `${a.queue}.dead`;
+    const deadLetterQueue = a.deadLetterQueue ?? `${a.queue}.dead`;
+    if (deadLetterQueue === a.queue) ctx.addIssue({ code: 'custom', path: ['deadLetterQueue'], message: 'must differ from queue' });
+    if (a.exchange !== undefined && a.exchange === deadLetterExchange) ctx.addIssue({ code: 'custom', path: ['deadLetterExchange'], message: 'must differ from exchange' });
+    const events = a.events?.exchange;
+    if (events !== undefined && (events === a.exchange || events === deadLetterExchange)) {
+      ctx.addIssue({ code: 'custom', path: ['events', 'exchange'], message: `must differ from ${events === a.exchange ? 'exchange' : 'deadLetterExchange'}` });
+    }
+  });
+
+export type ParsedAmqp = z.output<typeof amqpSchema>;
+
+/** `amqp.events`, resolved. */
+export interface AmqpEventsConfig {
+  /** A durable topic exchange. */
+  exchange: string;
+  /** Client names; absent: every client. */
+  clients?: string[];
+  /** 1–10000. */
+  concurrency: number;
+  /** Seconds. > 0. */
+  timeoutSeconds: number;
+  /** Seconds, full jitter. maxSeconds ≥ initialSeconds. */
+  retry: { initialSeconds: number; maxSeconds: number };
+  /** > 0. */
+  maxAgeHours: number;
+  mandatory: boolean;
+}
+
+/** The `amqp` section as the daemon uses it: the URL read, every default applied. */
+export interface AmqpConfig {
+  /** amqp:// or amqps://, from `url` or the content of `urlFile`. A secret: masked by maskSecrets; never logged (log `amqpEndpoint(url)`). */
+  url: string;
+  /** The durable queue consumed. */
+  queue: string;
+  /** A direct exchange bound to the queue with `routingKey`; absent: none. */
+  exchange?: string;
+  /** Set when exchange is: the binding key (default the queue's name). */
+  routingKey?: string;
+  /** Fanout, durable; default `<queue>.dead`. */
+  deadLetterExchange: string;
+  /** Default `<queue>.dead`. */
+  deadLetterQueue: string;
+  /** Unacknowledged messages at most. 1–65535. Default 500. */
+  prefetch: number;
+  /** Default client; absent: a message must name its client. */
+  client?: string;
+  /** Bytes. Default 1 MiB. */
+  maxMessageBytes: number;
+  /** Requeue delay after a passing failure, seconds, full jitter. Default 1 … 30. */
+  retry: { initialSeconds: number; maxSeconds: number };
+  /** Broker reconnect delay, seconds, full jitter. Default 1 … 60. */
+  reconnect: { initialSeconds: number; maxSeconds: number };
+  events?: AmqpEventsConfig;
+}
+
+/** The validated section with its URL (inline or read from urlFile) as the daemon uses it. */
+export function resolveAmqp(parsed: ParsedAmqp, url: string): AmqpConfig {
+  const { url: _url, urlFile: _file, events, exchange, routingKey, client, deadLetterExchange, deadLetterQueue, ...rest } = parsed;
+  const config: AmqpConfig = {
+    url, ...rest,
+    deadLetterExchange: deadLetterExchange ?? `${parsed.queue}.dead`,
+    deadLetterQueue: deadLetterQueue ?? `${parsed.queue}.dead`,
+  };
+  if (exchange !== undefined) {
+    config.exchange = exchange;
+    config.routingKey = routingKey ?? parsed.queue;
+  }
+  if (client !== undefined) config.client = client;
+  if (events !== undefined) {
+    const { clients, ...settings } = events;
+    config.events = { ...settings, ...(clients !== undefined ? { clients } : {}) };
+  }
+  return config;
+}
+
+/**
+ * Problems the schema cannot see: `amqp.client` and `amqp.events.clients` must name clients,
+ * and a URL read from `urlFile` must be a broker URL. `fromFile`: the file's content, when read.
+ */
+export function amqpProblems(parsed: ParsedAmqp | undefined, clients: readonly string[], fromFile: string | undefined): string[] {
+  if (parsed === undefined) return [];
+  const problems: string[] = [];
+  const known = new Set(clients);
+  if (parsed.client !== undefined && !known.has(parsed.client)) problems.push('amqp.client: names no client');
+  parsed.events?.clients?.forEach((name, i) => {
+    if (!known.has(name)) problems.push(`amqp.events.clients[${i}]: names no client`);
+  });
+  if (fromFile !== undefined) {
+    const problem = amqpUrlProblem(fromFile);
+    if (problem !== null) problems.push(`amqp.urlFile: the URL in the file ${problem}`);
+  }
+  return problems;
+}
+
+/** What may be logged of a broker URL: `amqps://broker:5671/vhost`, never the user or password. */
+export function amqpEndpoint(url: string): string {
+  try {
+    const u = new URL(url);
+    const port = u.port === '' ? (u.protocol === 'amqps:' ? '5671' : '5672') : u.port;
+    const vhost = u.pathname.length > 1 ? decodeURIComponent(u.pathname.slice(1)) : '/';
+    return `${u.protocol}//${u.hostname}:${port} vhost ${vhost}`;
+  } catch {
+    return 'the broker';
+  }
+}

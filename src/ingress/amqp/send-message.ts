@@ -1,0 +1,98 @@
+/**
+ * A queue message as a send request, checked by the HTTP API's own code: the body is the
+ * sendSms body (validation.ts: the same fields, rules and messages), plus `client` (whose
+ * message it is; default `amqp.client`) and `reference` (the caller's own, echoed in replies
+ * and refusals). A refusal is the five-field error body with `requestUri: amqp://<queue>`.
+ */
+import { STATUS_CODES } from 'node:http';
+import { z } from 'zod';
+import type { SendRequest } from '../../dispatch/accept.js';
+import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
+import { ApiError, API_ERRORS, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
+import { sendRequestFrom } from '../http/send.js';
+import { parseInput, sendSmsSchema } from '../http/validation.js';
+
+/** The caller's reference: at most this many characters. */
+export const REFERENCE_MAX = 255;
+
+/** A queue message's body: sendSms's fields (strict: an unknown field is refused), `client` and `reference`. */
+export const queueSendSchema = sendSmsSchema.extend({
+  client: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).nullish()
+    .meta({ description: 'The client the message is sent as (its senders apply). Default: amqp.client.' }),
+  reference: z.string({ error: 'must be a string' }).max(REFERENCE_MAX, { error: `must be at most ${REFERENCE_MAX} characters` }).nullish()
+    .meta({ description: "The caller's own reference, echoed in the reply and in a refusal." }),
+});
+
+export interface ReadOptions {
+  /** The configured clients by name. */
+  clients: ReadonlyMap<string, HttpClient>;
+  /** `amqp.client`: the client of a message that names none. */
+  defaultClient?: string;
+  /** Largest body, bytes. */
+  maxBytes: number;
+  /** `amqp://<queue>`: the refusal's requestUri. */
+  requestUri: string;
+  /** Wall ms: a schedule's "not in the past" check. */
+  now: number;
+}
+
+export type ReadResult =
+  | { ok: true; request: SendRequest; reference: string | null }
+  | { ok: false; refusal: ErrorBody; reference: string | null };
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Reads and checks one message body. Pure: the clients, the limits and the time are arguments. */
+export function readSendMessage(content: Buffer, o: ReadOptions): ReadResult {
+  if (content.length > o.maxBytes) {
+    return refused('PAYLOAD_TOO_LARGE', `the message body is larger than amqp.maxMessageBytes (${o.maxBytes} bytes)`, o.requestUri, null);
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(UTF8.decode(content));
+  } catch {
+    return refused('INVALID_JSON', 'the message body is not valid JSON (UTF-8)', o.requestUri, null);
+  }
+  const given = (input as { reference?: unknown } | null)?.reference;
+  const reference = typeof given === 'string' && given.length <= REFERENCE_MAX ? given : null;
+  try {
+    const body = parseInput(queueSendSchema, input, '', 'the message body');
+    const name = body.client ?? o.defaultClient;
+    if (name === undefined) throw new ApiError('VALIDATION', 'client: is required (amqp.client names no default client)');
+    const client = o.clients.get(name);
+    if (client === undefined) throw new ApiError('VALIDATION', 'client: names no client of this smppd');
+    assertSenderAllowed(client, body.senderId);
+    return { ok: true, request: sendRequestFrom(client.name, body, o.now), reference };
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return refused(e.code, e.message, o.requestUri, reference);
+  }
+}
+
+/** What becomes of a message whose send failed: refused for good, or tried again later. */
+export type SendFailure =
+  | { kind: 'refuse'; refusal: ErrorBody }
+  | { kind: 'retry'; code: 'QUEUE_FULL' | 'INTERNAL'; retryAfterMs: number };
+
+/**
+ * A failed `Acceptor.send`: what the HTTP API answers 4xx for (text not GSM-7, too long …) is
+ * refused; QUEUE_FULL and anything unexpected (a store error) pass, and are tried again.
+ */
+export function classifyFailure(e: unknown, requestUri: string): SendFailure {
+  const { error, internal } = toApiError(e);
+  if (internal || error.code === 'INTERNAL') return { kind: 'retry', code: 'INTERNAL', retryAfterMs: 0 };
+  if (error.code === 'QUEUE_FULL') {
+    const seconds = Number(error.headers['retry-after']);
+    return { kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: Number.isFinite(seconds) ? seconds * 1000 : 1000 };
+  }
+  return { kind: 'refuse', refusal: errorBody(error.code, error.message, requestUri, error.status) };
+}
+
+/** The five-field body (messaging-service-api.md §7), as the HTTP API renders it. */
+export function errorBody(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
+  return { status, error: STATUS_CODES[status] ?? 'Error', message, errorCode: code, requestUri };
+}
+
+function refused(code: ApiErrorCode, message: string, requestUri: string, reference: string | null): ReadResult {
+  return { ok: false, refusal: errorBody(code, message, requestUri), reference };
+}

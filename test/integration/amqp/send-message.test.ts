@@ -1,0 +1,69 @@
+/**
+ * A queue message read as a send request by the HTTP API's own checks: the same request as
+ * sendSms for the same body, the client and the caller's reference, and every refusal the
+ * five-field body. Pure: no broker.
+ */
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
+import { classifyFailure, readSendMessage, type ReadOptions } from '../../../src/ingress/amqp/send-message.js';
+import { CLIENTS, ERROR_FIELDS, WALL_START } from '../../support/http.js';
+
+const options: ReadOptions = { clients: new Map(CLIENTS.map((c) => [c.name, c])), defaultClient: 'app', maxBytes: 4096, requestUri: 'amqp://sms.send', now: WALL_START };
+const valid = { senderId: 'MyBrand', destinationNumber: '447700900123', message: 'Hello', messageType: 'TEXT' };
+const read = (body: unknown, o: Partial<ReadOptions> = {}) => readSendMessage(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), { ...options, ...o });
+
+describe('a queue message', () => {
+  it('becomes the send request sendSms makes of the same body', () => {
+    expect(read({ ...valid, expiryHour: 2, campaignName: 'spring', charCount: 5, reference: 'r-1' })).toEqual({
+      ok: true, reference: 'r-1',
+      request: { client: 'app', senderId: 'MyBrand', destination: '447700900123', message: 'Hello', messageType: 'TEXT', expiryHour: 2, campaignName: 'spring' },
+    });
+  });
+
+  it('names its client, or is the default client\'s', () => {
+    expect(read({ ...valid, client: 'other' })).toMatchObject({ ok: true, request: { client: 'other' } });
+    const { defaultClient: _none, ...noDefault } = options;
+    expect(readSendMessage(Buffer.from(JSON.stringify(valid)), noDefault)).toMatchObject({ ok: false, refusal: { errorCode: 'VALIDATION', message: expect.stringContaining('client: is required') } });
+  });
+
+  it('carries a schedule like sendSms', () => {
+    const r = read({ ...valid, isSchedule: true, time: '2026-01-02 10:00', gmt: '+02:00' });
+    expect(r).toMatchObject({ ok: true, request: { schedule: { runAt: Date.UTC(2026, 0, 2, 8, 0), repeat: null } } });
+    expect(read({ ...valid, isSchedule: true, time: '2025-01-02 10:00' })).toMatchObject({ ok: false, refusal: { message: expect.stringContaining('time: is in the past') } });
+  });
+
+  const refusals: Array<[string, string | object, number, string, string]> = [
+    ['too large', { ...valid, message: 'x'.repeat(5000) }, 413, 'PAYLOAD_TOO_LARGE', 'amqp.maxMessageBytes'],
+    ['not UTF-8', '\xff\xfe', 400, 'INVALID_JSON', 'not valid JSON'],
+    ['a missing field', { senderId: 'MyBrand' }, 400, 'VALIDATION', 'destinationNumber: is required'],
+    ['from instead of senderId', { ...valid, from: 'x' }, 400, 'VALIDATION', 'from: unknown field; this API calls it senderId'],
+    ['a reference that is not a string', { ...valid, reference: 5 }, 400, 'VALIDATION', 'reference: must be a string'],
+    ['a sender the client may not use', { ...valid, client: 'limited', senderId: 'Other' }, 403, 'SENDER_NOT_ALLOWED', 'senderId "Other"'],
+  ];
+  for (const [what, body, status, errorCode, text] of refusals) {
+    it(`is refused when ${what}, in the five-field body`, () => {
+      const r = typeof body === 'string' ? readSendMessage(Buffer.from(body, 'latin1'), options) : read(body);
+      if (r.ok) throw new Error('expected a refusal');
+      expect(Object.keys(r.refusal)).toEqual(ERROR_FIELDS);
+      expect(r.refusal).toMatchObject({ status, errorCode, requestUri: 'amqp://sms.send' });
+      expect(r.refusal.message).toContain(text);
+    });
+  }
+
+  it('keeps the reference of a refused message when it has one', () => {
+    expect(read({ ...valid, to: '1', reference: 'r-9' })).toMatchObject({ ok: false, reference: 'r-9' });
+  });
+});
+
+describe('a failed send', () => {
+  it('is refused when the HTTP API answers 4xx for it', () => {
+    expect(classifyFailure(new SmppdError(ErrorCode.TEXT_NOT_GSM7, 'not GSM-7: Ж'), 'amqp://q')).toEqual({
+      kind: 'refuse', refusal: { status: 400, error: 'Bad Request', message: 'not GSM-7: Ж', errorCode: 'TEXT_NOT_GSM7', requestUri: 'amqp://q' },
+    });
+  });
+
+  it('is tried again after QUEUE_FULL\'s retry-after, or after a store error', () => {
+    expect(classifyFailure(new SmppdError(ErrorCode.QUEUE_FULL, 'full', { retryAfterSeconds: 3 }), 'amqp://q')).toEqual({ kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: 3000 });
+    expect(classifyFailure(new Error('SQLITE_BUSY'), 'amqp://q')).toEqual({ kind: 'retry', code: 'INTERNAL', retryAfterMs: 0 });
+  });
+});
