@@ -14,6 +14,9 @@ import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } 
 import { WebhookClient } from '../events/webhook-client.js';
 import { Authenticator, buildHttpServer, registerMetricsRoute, type HttpMetricsSource } from '../ingress/http/server.js';
 import { Health } from '../observability/health.js';
+import { eventPublisherFor } from '../ingress/amqp/event-publisher.js';
+import { withAmqpEvents } from '../ingress/amqp/event-clients.js';
+import { AmqpIngress } from '../ingress/amqp/queue-ingress.js';
 import Fastify from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
@@ -85,23 +88,28 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     deps.onFatal?.(e);
   });
 
+  const amqpEvents = eventPublisherFor(config.amqp, { clock, log: log.child({ component: 'amqp-events' }) });
+  const webhookClients = config.clients.flatMap((c): EventClient[] => {
+    const w = c.webhook;
+    if (!w) return [];
+    const timeoutMs = w.timeoutSeconds * 1000;
+    return [{
+      name: c.name,
+      sink: new WebhookClient({ url: w.url, timeoutMs, concurrency: w.concurrency, ...(w.secret ? { secret: w.secret } : {}), ...(w.ca ? { ca: w.ca } : {}) },
+        { clock, userAgent: `smppd/${version()}` }),
+      concurrency: w.concurrency,
+      retry: { initialMs: w.retry.initialSeconds * 1000, maxMs: w.retry.maxSeconds * 1000, multiplier: 2 },
+      maxAgeMs: w.maxAgeHours * 3_600_000,
+      // Claimed events wait for a slot, then take at most the timeout: a lease far beyond both.
+      leaseMs: Math.max(60_000, 3 * timeoutMs),
+    }];
+  });
   const events = new EventDispatcher({
     store, clock, log: log.child({ component: 'webhooks' }), metrics: deps.metrics ?? noEventMetrics,
-    clients: config.clients.flatMap((c): EventClient[] => {
-      const w = c.webhook;
-      if (!w) return [];
-      const timeoutMs = w.timeoutSeconds * 1000;
-      return [{
-        name: c.name,
-        sink: new WebhookClient({ url: w.url, timeoutMs, concurrency: w.concurrency, ...(w.secret ? { secret: w.secret } : {}), ...(w.ca ? { ca: w.ca } : {}) },
-          { clock, userAgent: `smppd/${version()}` }),
-        concurrency: w.concurrency,
-        retry: { initialMs: w.retry.initialSeconds * 1000, maxMs: w.retry.maxSeconds * 1000, multiplier: 2 },
-        maxAgeMs: w.maxAgeHours * 3_600_000,
-        // Claimed events wait for a slot, then take at most the timeout: a lease far beyond both.
-        leaseMs: Math.max(60_000, 3 * timeoutMs),
-      }];
-    }),
+    // Events go to webhooks, and to the amqp.events exchange for the clients it names (both for a client with both).
+    clients: amqpEvents && config.amqp?.events
+      ? withAmqpEvents(webhookClients, config.clients.map((c) => c.name), config.amqp.events, amqpEvents)
+      : webhookClients,
   });
   const routing = new InboundRouting(
     config.clients.map((c) => ({ name: c.name, hasWebhook: events.has(c.name), ...(c.inboundNumbers ? { inboundNumbers: c.inboundNumbers } : {}) })),
@@ -142,6 +150,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   });
   const authenticator = new Authenticator(config.clients);
   const metricsListen = config.metrics?.listen;
+  const amqpIngress = config.amqp
+    ? new AmqpIngress({ config: config.amqp, acceptor, clients: config.clients, clock, log: log.child({ component: 'amqp' }) })
+    : undefined;
   const http = buildHttpServer({
     acceptor, store, identify, clock, log, // the server names its own component
     authenticator, health,
@@ -155,6 +166,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   pool.start();
   await dispatcher.start();
   events.start();
+  // Neither waits for the broker: both connect, and reconnect, in the background.
+  amqpEvents?.start();
+  amqpIngress?.start();
   await http.listen({ host: config.http.host, port: config.http.port });
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
@@ -193,6 +207,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     health,
     reloadClients(clients) {
       authenticator.replace(clients);
+      amqpIngress?.replaceClients(clients);
       log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients and tokens reloaded');
     },
     stop() {
@@ -201,11 +216,14 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         moTimer?.cancel();
         // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
         await http.close();
+        // The queue next: sends under way commit and are acked, held messages go back to the queue.
+        await amqpIngress?.stop();
         const settled = dispatcher.stop();
         await pool.stop(config.shutdown.drainSeconds * 1000);
         await settled;
         // Last: receipts that arrived while the binds drained have their events queued by now.
         await events.stop();
+        await amqpEvents?.stop();
         storeOpen = false;
         await store.close();
         await metricsServer?.close();

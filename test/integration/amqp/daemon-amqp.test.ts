@@ -1,0 +1,83 @@
+/**
+ * The daemon with its `amqp` section, as `smppd start` builds it: a send request published to
+ * the queue becomes DELIVERED through the simulator, and its status events land on the events
+ * exchange with routing keys status.<STATUS>; an invalid one is dead-lettered, never delivered.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/cli/bench-proc.js';
+import { startDaemon } from '../../../src/cli/daemon.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { SystemClock } from '../../../src/core/clock.js';
+import { silentLog } from '../../../src/core/log.js';
+import { AMQP_URL, BrokerView, noteSkipped, uniqueName, until } from './broker.js';
+
+noteSkipped('daemon with amqp (test/integration/amqp/daemon-amqp.test.ts)');
+
+const TOKEN = 'amqp-daemon-token-0123456789';
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
+  it('a queued send request is delivered and its events are published; an invalid one is dead-lettered', async () => {
+    const view = await BrokerView.open();
+    cleanups.push(() => view.close());
+    const queue = view.ownQueue(uniqueName('sends'));
+    view.ownQueue(`${queue}.dead`);
+    view.ownExchange(`${queue}.dead`);
+    const exchange = view.ownExchange(uniqueName('events'));
+    const dir = mkdtempSync(join(tmpdir(), 'smppd-amqp-daemon-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const smscPort = await freePort();
+    const config = await parseConfig([
+      'log: { level: silent }',
+      'http: { listen: "127.0.0.1:0" }',
+      `clients: [{ name: app, token: ${TOKEN} }]`,
+      'store: { path: smppd.db }',
+      `amqp: { url: "${AMQP_URL}", queue: ${queue}, client: app, events: { exchange: ${exchange} } }`,
+      `simulator: { enabled: true, port: ${smscPort}, systemId: amqp, password: amqppw, deliveryReceiptDelayMs: 10 }`,
+      `upstreams: [{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: amqp, password: amqppw }]`,
+      '',
+    ].join('\n'), dir);
+    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
+    cleanups.push(() => d.stop());
+
+    // A queue of our own bound to every status event (the exchange declared as the daemon declares it).
+    const seen = view.ownQueue(uniqueName('seen'));
+    await view.channel.assertExchange(exchange, 'topic', { durable: true });
+    await view.channel.assertQueue(seen, { durable: false });
+    await view.channel.bindQueue(seen, exchange, 'status.#');
+    // A failed check closes its channel: each look gets a channel of its own.
+    const queueExists = async (): Promise<boolean> => {
+      const ch = await view.connection.createChannel();
+      ch.on('error', () => {});
+      const found = await ch.checkQueue(queue).then(() => true, () => false);
+      await ch.close().catch(() => {});
+      return found;
+    };
+    await until(queueExists, 10_000, 'the daemon to declare its send queue');
+
+    view.publishJson(queue, { senderId: 'amqp', destinationNumber: '447700900123', message: 'via the queue', messageType: 'TEXT', reference: 'r-1' });
+    view.publishJson(queue, { senderId: 'amqp', destinationNumber: '+447700900123', message: 'bad number', messageType: 'TEXT' });
+
+    const events: Array<{ key: string; status: string; messageId: string }> = [];
+    await until(async () => {
+      for (const m of await view.drain(seen)) {
+        const body = JSON.parse(m.content.toString()) as { status: string; messageId: string };
+        events.push({ key: m.fields.routingKey, status: body.status, messageId: body.messageId });
+      }
+      return events.some((e) => e.status === 'DELIVERED');
+    }, 15_000, 'DELIVERED on the events exchange');
+    expect(events.map((e) => e.key)).toEqual(['status.SUBMITTED', 'status.SENT', 'status.DELIVERED']);
+    expect(new Set(events.map((e) => e.messageId)).size).toBe(1);
+
+    const dead = await view.drain(`${queue}.dead`);
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(String(dead[0]!.properties.headers?.['x-smppd-error']))).toMatchObject({ status: 400, errorCode: 'VALIDATION' });
+    expect(await view.ready(queue)).toBe(0);
+  }, 40_000);
+});
