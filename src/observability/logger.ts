@@ -7,7 +7,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  * Keys whose values never reach a log line, wherever they sit in a logged object. pino's
  * redaction works on paths, so each secret key is listed at the depths smppd logs them.
  */
-const SECRET_KEYS = ['password', 'passwordFile', 'token', 'tokenFile', 'secret', 'secretFile', 'authorization'];
+// url: a store or broker URL holds a password (smppd logs the origin of a URL, never the URL).
+const SECRET_KEYS = ['password', 'passwordFile', 'token', 'tokenFile', 'secret', 'secretFile', 'authorization', 'url', 'urlFile'];
 // The deepest is a whole config logged under a key: `config.clients[0].webhook.secret`.
 const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*[*].${k}`, `*.*[*].${k}`, `*.*[*].*.${k}`]);
 
