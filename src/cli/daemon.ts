@@ -22,7 +22,7 @@ import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify } from '../sms/identify.js';
-import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { SmppdError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
@@ -237,7 +237,11 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
 /** The configured store, open. A PostgreSQL store is for several instances sharing one queue (issue 7). */
 async function openStore(config: StoreConfig, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
   if (config.kind === 'postgres') {
-    throw new SmppdError(ErrorCode.CONFIG_INVALID, 'store.kind: postgres is not available in this version yet; use sqlite');
+    const { PostgresStore } = await import('../store/postgres/postgres-store.js');
+    const store = await PostgresStore.open({ url: config.url, schema: config.schema, instanceId: config.instanceId, leaseMs: config.leaseSeconds * 1000, clock });
+    // Never the URL: it holds the password.
+    log.info({ event: 'store_open', kind: 'postgres', schema: config.schema, instanceId: config.instanceId }, 'store open');
+    return store;
   }
   const { path, fsync, thread } = config;
   const store = thread === 'worker'

@@ -6,6 +6,7 @@
  * carries a secret's value.
  */
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
@@ -226,7 +227,7 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const http: HttpConfig = { ...parsed.http, host, port };
   const st = parsed.store;
   const store: StoreConfig = st.kind === 'postgres'
-    ? { kind: 'postgres', url: secret(st.url, 'store.urlFile'), schema: st.schema, leaseSeconds: st.leaseSeconds }
+    ? { kind: 'postgres', url: secret(st.url, 'store.urlFile'), schema: st.schema, leaseSeconds: st.leaseSeconds, instanceId: st.instanceId ?? hostname() }
     : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread };
   const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema

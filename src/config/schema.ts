@@ -95,6 +95,12 @@ const storeSchema = z.strictObject({
   schema: z.string({ error: 'must be a string' }).regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'must be a lower-case SQL name (a-z, 0-9, _)' }).default('smppd'),
   /** postgres: seconds a claim holds its parts or events before another instance may take them over. Default 300. > 0. */
   leaseSeconds: seconds().default(300),
+  /**
+   * postgres: this process's name among the instances sharing the store, the same across its
+   * restarts (a restart recovers what its previous run left in flight). Default: the host name.
+   * Two running processes may not share one.
+   */
+  instanceId: z.string({ error: typeMessage('a string') }).regex(/^[A-Za-z0-9_.@-]{1,64}$/, { error: 'must be 1–64 letters, digits, _ . @ or -' }).optional(),
 }, { error: 'must be a mapping' }).superRefine((st, ctx) => {
   if (st.kind === 'postgres') {
     if (st.url !== undefined && st.urlFile !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give url or urlFile, not both' });
@@ -181,7 +187,7 @@ export type ParsedClient = ParsedConfig['clients'][number];
 /** The store section resolved: sqlite with its path against the config file's folder (`:memory:` as given), or postgres with its URL read. */
 export type StoreConfig =
   | { kind: 'sqlite'; path: string; fsync: boolean; thread: 'worker' | 'main' }
-  | { kind: 'postgres'; url: string; schema: string; leaseSeconds: number };
+  | { kind: 'postgres'; url: string; schema: string; leaseSeconds: number; instanceId: string };
 export type LimitsConfig = ParsedConfig['limits'];
 /** `metrics.listen` split into host and port when given. */
 export interface MetricsConfig {

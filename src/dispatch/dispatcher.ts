@@ -44,6 +44,8 @@ export interface DispatcherOptions {
 
 /** How often old parked receipts are dropped. */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often parts of an instance that is gone are looked for (a shared store). */
+const RECOVER_EVERY_MS = 60_000;
 
 interface Lane {
   upstream: DispatcherUpstream;
@@ -58,6 +60,7 @@ export class Dispatcher {
   readonly #settling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
   #prunedAt = -Infinity;
+  #recoveredAt = -Infinity;
   #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
   #stopped = true;
@@ -69,12 +72,15 @@ export class Dispatcher {
 
   /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
   async start(): Promise<void> {
-    const policies = Object.fromEntries([...this.#lanes].map(([name, lane]) => [name, lane.upstream.onUncertain]));
-    const recovered = await this.#o.store.recoverInflight(policies, this.#o.clock.wallNow());
+    const recovered = await this.#o.store.recoverInflight(this.#policies(), this.#o.clock.wallNow());
     if (recovered > 0) this.#o.log.warn({ event: 'recovered_inflight', parts: recovered }, 'parts left in flight by the last run were requeued or failed per onUncertain');
     this.#stopped = false;
     this.#unsubscribe = this.#o.pool.onDrain((name) => this.#kick(name));
     this.#tick();
+  }
+
+  #policies(): Record<string, 'resend' | 'fail'> {
+    return Object.fromEntries([...this.#lanes].map(([name, lane]) => [name, lane.upstream.onUncertain]));
   }
 
   /** Wakes the loop at once (after an accept, say) instead of at the next poll. */
@@ -102,6 +108,13 @@ export class Dispatcher {
     if (this.#stopped) return;
     const now = this.#o.clock.wallNow();
     const chores = [this.#o.store.releaseDue(now), this.#o.store.expire(now)];
+    if (this.#o.clock.now() - this.#recoveredAt >= RECOVER_EVERY_MS) {
+      this.#recoveredAt = this.#o.clock.now();
+      chores.push(this.#o.store.recoverAbandoned(this.#policies(), now).then((n) => {
+        if (n > 0) this.#o.log.warn({ event: 'recovered_abandoned', parts: n }, 'parts another instance left in flight were requeued or failed per onUncertain');
+        return n;
+      }));
+    }
     if (this.#o.clock.now() - this.#prunedAt >= PRUNE_EVERY_MS) {
       this.#prunedAt = this.#o.clock.now();
       chores.push(this.#o.store.pruneParked(now - this.#o.parkedMaxAgeMs));

@@ -315,6 +315,13 @@ export interface Store {
    */
   recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number>;
 
+  /**
+   * While running: parts left inflight by another instance that is gone (its lease over, its
+   * connection closed) follow `policies` as `recoverInflight` does. A store used by one process
+   * (SQLite) has none and returns 0. Returns how many parts it touched.
+   */
+  recoverAbandoned(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number>;
+
   /** Messages past their `expiresAt` with parts never sent become FAILED ('validity expired before submission'). */
   expire(now: number): Promise<number>;
 

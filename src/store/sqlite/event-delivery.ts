@@ -8,7 +8,8 @@ import type { DeliveryStatus } from '../../sms/status.js';
 import type {
   DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
 } from '../store.js';
-import { isoTime, writeStatusEvent, type StatusEventPayload } from './outbox.js';
+import { resendCause, resentEvent } from '../status-events.js';
+import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
 
 interface OutboxRow {
@@ -177,26 +178,10 @@ export function resendStatusEvents(
   );
   for (const m of rows) {
     const parts = sql.all<ResendPartRow>('SELECT part, status, smsc_id, updated_at FROM parts WHERE message_id = ? ORDER BY part', m.id);
-    const cause = m.status === 'SUBMITTED'
-      ? undefined
-      : parts.filter((p) => p.status === m.status).sort((a, b) => b.updated_at - a.updated_at)[0] ?? parts[0];
+    const cause = resendCause(m.status, parts);
     const receipt = cause === undefined ? undefined : sql.get<{ raw: string }>(
       'SELECT raw FROM receipts WHERE message_id = ? AND part = ? ORDER BY id DESC LIMIT 1', m.id, cause.part);
-    const payload: StatusEventPayload = {
-      type: 'status',
-      messageId: m.id,
-      channel: 'sms',
-      destination: m.destination,
-      status: m.status,
-      timestamp: isoTime(m.updated_at),
-      reason: m.reason,
-      batchId: m.batch_id,
-      part: cause ? { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id } : null,
-      parts: parts.length,
-      smscMessageId: cause?.smsc_id ?? null,
-      receipt: receipt ? (JSON.parse(receipt.raw) as Record<string, unknown>) : null,
-      resent: true,
-    };
+    const payload = resentEvent(m, cause, parts.length, receipt?.raw);
     writeStatusEvent(sql, m, payload, now);
   }
   const last = rows.at(-1);

@@ -5,7 +5,10 @@
  */
 import type { InboundRecord } from '../store.js';
 import type { DeliveryStatus } from '../../sms/status.js';
+import { isoTime } from '../status-events.js';
 import type { Sql } from './sql.js';
+
+export { isoTime };
 
 /** The JSON of a status event (outbox kind 'status'). */
 export interface StatusEventPayload {
@@ -85,6 +88,3 @@ export function recordInbound(sql: Sql, inbound: InboundRecord): void {
   sql.run(INSERT, 'inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), at, at, at, 'pending');
 }
 
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}

@@ -5,7 +5,8 @@
  * each change of the message's status writes one outbox event naming the part that caused it.
  */
 import { aggregateStatus, isFinal, mergeStatus, type DeliveryStatus, type MergeResult } from '../../sms/status.js';
-import { isoTime, writeStatusEvent } from './outbox.js';
+import { changeEvent, messageReason } from '../status-events.js';
+import { writeStatusEvent } from './outbox.js';
 import type { MessageRow, PartRow } from './rows.js';
 import type { Sql } from './sql.js';
 
@@ -110,30 +111,11 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   message.processed = processedAfter;
   message.updated_at = now;
   if (merged.changed && causePart && message.events === 1) {
-    writeStatusEvent(sql, message, {
-      type: 'status',
-      messageId,
-      channel: 'sms',
-      destination: message.destination,
-      status: merged.status,
-      timestamp: isoTime(now),
-      reason,
-      batchId: message.batch_id,
-      part: { part: causePart.part, status: causePart.status, smscMessageId: causePart.smsc_id },
-      parts: parts.length,
-      smscMessageId: causePart.smsc_id,
-      receipt: cause.receipt,
-    }, now);
+    writeStatusEvent(sql, message, changeEvent(message, merged.status, reason, causePart, parts.length, cause.receipt, now), now);
   }
   return merged.changed;
 }
 
-/** A FAILED or REJECTED message carries the reason of the part that made it so; others none. */
-function messageReason(status: DeliveryStatus, cause: PartStatusRow | undefined, parts: readonly PartStatusRow[]): string | null {
-  if (status !== 'FAILED' && status !== 'REJECTED') return null;
-  if (cause?.status === status) return cause.reason;
-  return parts.find((p) => p.status === status)?.reason ?? null;
-}
 
 /**
  * Ends parts with a local final decision (expired, aborted, cancelled, uncertain): FAILED with

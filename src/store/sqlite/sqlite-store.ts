@@ -124,6 +124,11 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => recoverInflight(this.#sql, policies, now));
   }
 
+  /** One process uses the file: no other instance can leave parts behind. */
+  recoverAbandoned(_policies: Readonly<Record<string, 'resend' | 'fail'>>, _now: number): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   expire(now: number): Promise<number> {
     return this.#writes.run(() => expire(this.#sql, now));
   }

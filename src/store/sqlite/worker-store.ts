@@ -103,6 +103,10 @@ export class SqliteWorkerStore implements Store {
     return this.#call('recoverInflight', [policies, now]);
   }
 
+  recoverAbandoned(_policies: Readonly<Record<string, 'resend' | 'fail'>>, _now: number): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   expire(now: number): Promise<number> {
     return this.#call('expire', [now]);
   }

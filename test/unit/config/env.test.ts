@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyEnvOverrides, envName, type Env } from '../../../src/config/env.js';
@@ -90,7 +90,7 @@ describe('each variable sets its key', () => {
 
   it('SMPPD_STORE_KIND and SMPPD_STORE_URL make a postgres store; the URL replaces urlFile and is never echoed', async () => {
     const c = await load({ SMPPD_STORE_KIND: 'postgres', SMPPD_STORE_URL: 'postgres://u:envpgpw@db/smppd\n' }, `${base}store: { kind: sqlite, urlFile: missing.url }\n`);
-    expect(c.store).toEqual({ kind: 'postgres', url: 'postgres://u:envpgpw@db/smppd', schema: 'smppd', leaseSeconds: 300 });
+    expect(c.store).toEqual({ kind: 'postgres', url: 'postgres://u:envpgpw@db/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname() });
   });
 
   it('adds a section the file leaves out, with the rest of its defaults', async () => {

@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -243,10 +243,10 @@ describe('http, clients, store and limits', () => {
 
   it('store kind postgres: url or urlFile (read and trimmed, a secret), schema and lease defaults; sqlite refuses a url', async () => {
     expect((await parseConfig(`${base}store: { kind: postgres, url: "postgres://smppd:pw@db:5432/smppd" }\n`, dir)).store)
-      .toEqual({ kind: 'postgres', url: 'postgres://smppd:pw@db:5432/smppd', schema: 'smppd', leaseSeconds: 300 });
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:pw@db:5432/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname() });
     writeFileSync(join(dir, 'pg.url'), 'postgres://smppd:secretpw@db/smppd\n');
     expect((await parseConfig(`${base}store: { kind: postgres, urlFile: pg.url, schema: shop_1, leaseSeconds: 60 }\n`, dir)).store)
-      .toEqual({ kind: 'postgres', url: 'postgres://smppd:secretpw@db/smppd', schema: 'shop_1', leaseSeconds: 60 });
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:secretpw@db/smppd', schema: 'shop_1', leaseSeconds: 60, instanceId: hostname() });
     expect(await problem(`${base}store: { kind: postgres }\n`)).toContain('store.url: one of url or urlFile is required with kind: postgres');
     expect(await problem(`${base}store: { kind: postgres, url: "mysql://x" }\n`)).toContain('store.url: must be a postgres:// URL');
     expect(await problem(`${base}store: { url: "postgres://x" }\n`)).toContain('store.url: is for kind: postgres; this store is sqlite');

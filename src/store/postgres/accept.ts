@@ -1,0 +1,127 @@
+/**
+ * accept: new messages with their parts queued, in a new or an existing batch, with an optional
+ * schedule, in one transaction of three multi-row INSERTs (messages, parts, SUBMITTED events)
+ * whatever the number of messages.
+ */
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { AcceptRequest, Accepted, BatchState, NewMessage, ScheduleState } from '../store.js';
+import { isoTime, type StatusEventPayload } from '../sqlite/outbox.js';
+import { heldBy } from '../sqlite/rows.js';
+import type { Tx } from './db.js';
+import { lockBatchGate, type LockSpaces } from './locks.js';
+import { writeNewMessageEvents } from './outbox.js';
+
+interface Target {
+  batchId: number | null;
+  scheduleId: number | null;
+  held: 0 | 1;
+}
+
+export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
+  for (const m of request.messages) {
+    if (m.parts.length === 0) throw new SmppdError(ErrorCode.INTERNAL, `message ${m.id} has no parts`, { messageId: m.id });
+  }
+  const target = await resolveTarget(tx, spaces, request);
+  if (request.messages.length > 0) await insertMessages(tx, request.messages, target, request.now);
+  if (target.batchId !== null && request.batch === undefined) {
+    await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);
+  }
+  return { batchId: target.batchId, scheduleId: target.scheduleId };
+}
+
+/** The batch and schedule the messages join, created when asked for. */
+async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Target> {
+  const { batch, batchId, schedule, now } = request;
+  if (batch !== undefined && batchId !== undefined) {
+    throw new SmppdError(ErrorCode.INTERNAL, 'accept takes a new batch or an existing batchId, not both');
+  }
+  if (schedule !== undefined && batch === undefined) {
+    throw new SmppdError(ErrorCode.INTERNAL, 'a schedule is created with a new batch');
+  }
+  if (batch !== undefined) {
+    const created = await tx.row<{ id: number }>(
+      `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'active', $6, $7, $7) RETURNING id`,
+      [batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length, now],
+    );
+    const id = created!.id;
+    if (schedule === undefined) return { batchId: id, scheduleId: null, held: 0 };
+    const scheduled = await tx.row<{ id: number }>(
+      `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES ($1, $2, $3, $4, 'scheduled', $5, $5) RETURNING id`,
+      [schedule.client, id, schedule.runAt, schedule.repeat, now],
+    );
+    return { batchId: id, scheduleId: scheduled!.id, held: heldBy('active', 'scheduled') };
+  }
+  if (batchId !== undefined) return existingBatch(tx, spaces, batchId, request.messages[0]?.client);
+  return { batchId: null, scheduleId: null, held: 0 };
+}
+
+/** Appending to a batch: it must exist for the messages' client and still take messages. Its gate is held until COMMIT. */
+async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client: string | undefined): Promise<Target> {
+  await lockBatchGate(tx, spaces, batchId);
+  const row = await tx.row<{ client: string; state: BatchState; schedule_id: number | null; schedule_state: ScheduleState | null }>(
+    `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state
+     FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = $1`,
+    [batchId],
+  );
+  if (!row || (client !== undefined && row.client !== client)) {
+    throw new SmppdError(ErrorCode.BATCH_NOT_FOUND, `batch ${batchId} does not exist`, { batchId });
+  }
+  if (row.state === 'aborted') {
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, 'an aborted batch takes no more messages', { batchId });
+  }
+  if (row.schedule_state === 'cancelled') {
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, 'the schedule of this batch is cancelled', { batchId });
+  }
+  return { batchId, scheduleId: row.schedule_id, held: heldBy(row.state, row.schedule_state) };
+}
+
+// Rows come out of unnest in the order given (WITH ORDINALITY ... ORDER BY), so `seq` follows
+// the request's order: claims take the messages in the order they were accepted.
+const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_id, source, destination, text, message_type, encoding,
+    campaign_name, registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
+    status, events, created_at, updated_at)
+  SELECT u.id, u.client, u.upstream, $1, u.source, u.destination, u.text, u.message_type, u.encoding, u.campaign_name,
+    u.registered_delivery, u.source_ton, u.source_npi, u.dest_ton, u.dest_npi, u.validity_period, u.expires_at, u.not_before,
+    'SUBMITTED', u.events, $2, $2
+  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+    $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[])
+    WITH ORDINALITY AS u(id, client, upstream, source, destination, text, message_type, encoding, campaign_name,
+      registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, n)
+  ORDER BY u.n
+  RETURNING seq, id`;
+
+const INSERT_PARTS_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, batch_id, expires_at, held, data_coding, esm_class,
+    short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at)
+  SELECT u.message_id, u.part, u.message_seq, u.upstream, $1, u.expires_at, $2, u.data_coding, u.esm_class,
+    u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, 'queued', 'SUBMITTED', u.not_before, $3
+  FROM unnest($4::text[], $5::int[], $6::bigint[], $7::text[], $8::bigint[], $9::int[], $10::int[], $11::bytea[],
+    $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[])
+    AS u(message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload, not_before)`;
+
+async function insertMessages(tx: Tx, messages: readonly NewMessage[], target: Target, now: number): Promise<void> {
+  const col = <T>(f: (m: NewMessage) => T): T[] => messages.map(f);
+  const inserted = await tx.rows<{ seq: number; id: string }>(INSERT_MESSAGES_SQL, [
+    target.batchId, now,
+    col((m) => m.id), col((m) => m.client), col((m) => m.upstream), col((m) => m.source), col((m) => m.destination),
+    col((m) => m.text), col((m) => m.messageType), col((m) => m.encoding), col((m) => m.campaignName),
+    col((m) => m.registeredDelivery), col((m) => m.sourceTon), col((m) => m.sourceNpi), col((m) => m.destTon), col((m) => m.destNpi),
+    col((m) => m.validityPeriod), col((m) => m.expiresAt), col((m) => m.notBefore), col((m) => (m.events ? 1 : 0)),
+  ]);
+  const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
+  const parts = messages.flatMap((m) => m.parts.map((p, i) => ({ m, p, part: i + 1 })));
+  await tx.run(INSERT_PARTS_SQL, [
+    target.batchId, target.held, now,
+    parts.map((x) => x.m.id), parts.map((x) => x.part), parts.map((x) => seqOf.get(x.m.id)), parts.map((x) => x.m.upstream),
+    parts.map((x) => x.m.expiresAt), parts.map((x) => x.p.dataCoding), parts.map((x) => x.p.esmClass), parts.map((x) => x.p.shortMessage),
+    parts.map((x) => x.p.sar?.refNum ?? null), parts.map((x) => x.p.sar?.total ?? null), parts.map((x) => x.p.sar?.seq ?? null),
+    parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
+  ]);
+  await writeNewMessageEvents(tx, messages.filter((m) => m.events).map((m) => {
+    const payload: StatusEventPayload = {
+      type: 'status', messageId: m.id, channel: 'sms', destination: m.destination, status: 'SUBMITTED', timestamp: isoTime(now),
+      reason: null, batchId: target.batchId, part: null, parts: m.parts.length, smscMessageId: null, receipt: null,
+    };
+    return { route: m, payload };
+  }), now);
+}

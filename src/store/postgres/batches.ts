@@ -1,0 +1,124 @@
+/**
+ * Batches and schedules, as in the SQLite store (`../sqlite/batches.ts`): reads, and the state
+ * changes of the messaging service's API §3.3 and §3.4. Whether a batch's parts may be claimed is
+ * written onto the parts (`held`) whenever the batch or its schedule changes state.
+ *
+ * A change takes the batch's gate (an advisory lock, `locks.ts`) first: changes of one batch, of
+ * its schedule, and appends to it run one at a time on every instance. The batch row itself is
+ * written last, so the `processed` counter that submit outcomes move waits on it for a moment only.
+ */
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { Batch, BatchState, Schedule } from '../store.js';
+import { BATCH_SELECT, heldBy, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type ScheduleRow } from '../sqlite/rows.js';
+import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../sqlite/submit.js';
+import type { Queryable, Tx } from './db.js';
+import { lockBatchGate, type LockSpaces } from './locks.js';
+import { failWhere } from './part-status.js';
+
+const BY_ID_SQL = `${BATCH_SELECT} WHERE b.id = $1 AND b.client = $2`;
+
+export async function getBatch(db: Queryable, client: string, batchId: number): Promise<Batch | undefined> {
+  const row = await db.row<BatchRow>(BY_ID_SQL, [batchId, client]);
+  return row && toBatch(row);
+}
+
+/** Newest first. */
+export async function listBatches(db: Queryable, client: string): Promise<Batch[]> {
+  return (await db.rows<BatchRow>(`${BATCH_SELECT} WHERE b.client = $1 ORDER BY b.id DESC`, [client])).map(toBatch);
+}
+
+/** Newest first. */
+export async function listSchedules(db: Queryable, client: string): Promise<Schedule[]> {
+  return (await db.rows<ScheduleRow>(`${SCHEDULE_SELECT} WHERE client = $1 ORDER BY id DESC`, [client])).map(toSchedule);
+}
+
+/** API §3.3: which state may follow which, and what a refused change says (as the SQLite store's, which does not export it). */
+function batchTransitionError(from: BatchState, to: BatchState): string | null {
+  switch (to) {
+    case 'paused':
+      return from === 'active' ? null : 'only active batches can be paused';
+    case 'active':
+      return from === 'paused' ? null : 'only paused batches can be resumed';
+    case 'aborted':
+      return from === 'active' || from === 'paused' ? null : 'only active or paused batches can be aborted';
+  }
+}
+
+export async function setBatchState(tx: Tx, spaces: LockSpaces, client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
+  // The gate is taken before the batch is known to be this client's: a lock taken in vain costs nothing.
+  await lockBatchGate(tx, spaces, batchId);
+  const row = await tx.row<BatchRow>(BY_ID_SQL, [batchId, client]);
+  if (!row) return undefined;
+  const refused = batchTransitionError(row.state, state);
+  if (refused !== null) {
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, refused, { batchId, from: row.state, to: state });
+  }
+  await refreshHeld(tx, batchId, heldBy(state, row.schedule_state));
+  if (state === 'aborted') await failQueued(tx, batchId, REASON_BATCH_ABORTED, now);
+  await tx.run('UPDATE batches SET state = $1, updated_at = $2 WHERE id = $3', [state, now, batchId]);
+  await tx.flush();
+  return getBatch(tx, client, batchId);
+}
+
+export async function setScheduleState(
+  tx: Tx, spaces: LockSpaces, client: string, scheduleId: number, state: 'released' | 'cancelled', now: number,
+): Promise<Schedule | undefined> {
+  const found = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND client = $2`, [scheduleId, client]);
+  if (!found) return undefined;
+  await lockBatchGate(tx, spaces, found.batch_id);
+  const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1`, [scheduleId]);
+  if (!row) return undefined;
+  if (row.state !== 'scheduled') {
+    const verb = state === 'released' ? 'sent now' : 'cancelled';
+    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, `only scheduled campaigns can be ${verb}`, { scheduleId, from: row.state, to: state });
+  }
+  await changeSchedule(tx, row, state, now);
+  const after = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1`, [scheduleId]);
+  return after && toSchedule(after);
+}
+
+/** Schedules whose runAt has come are released. Returns how many this call released (another instance may have released some first). */
+export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promise<number> {
+  const due = await tx.rows<ScheduleRow>(`${SCHEDULE_SELECT} WHERE state = 'scheduled' AND run_at <= $1 ORDER BY run_at, id`, [now]);
+  let released = 0;
+  for (const candidate of due) {
+    await lockBatchGate(tx, spaces, candidate.batch_id);
+    const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND state = 'scheduled'`, [candidate.id]);
+    if (!row) continue;
+    await changeSchedule(tx, row, 'released', now);
+    released++;
+  }
+  return released;
+}
+
+/** With the batch's gate held. */
+async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'cancelled', now: number): Promise<void> {
+  await tx.run('UPDATE schedules SET state = $1, updated_at = $2 WHERE id = $3', [state, now, row.id]);
+  const batch = await tx.row<{ state: BatchState }>('SELECT state FROM batches WHERE id = $1', [row.batch_id]);
+  await refreshHeld(tx, row.batch_id, heldBy(batch?.state ?? 'active', state));
+  if (state === 'cancelled') await failQueued(tx, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+}
+
+/**
+ * Writes whether the batch's parts wait onto every part of it not yet done. The rows are locked
+ * in queue order, the order claims lock theirs in, so the two never deadlock.
+ */
+async function refreshHeld(tx: Tx, batchId: number, held: 0 | 1): Promise<void> {
+  await tx.run(
+    `UPDATE parts SET held = $1 WHERE (message_id, part) IN (
+       SELECT message_id, part FROM parts WHERE batch_id = $2 AND state <> 'done' AND held <> $1 ORDER BY message_seq, part FOR UPDATE)`,
+    [held, batchId],
+  );
+}
+
+/**
+ * Fails the batch's queued parts. First waits for (locks) its inflight parts: a submit outcome
+ * that requeues one of them either committed before (its part is queued now, and failed here) or
+ * waits for this transaction and then finds the batch ended (`submit.ts`, `requeueParts`).
+ */
+async function failQueued(tx: Tx, batchId: number, reason: string, now: number): Promise<void> {
+  await tx.run("SELECT 1 FROM parts WHERE batch_id = $1 AND state = 'inflight' ORDER BY message_seq, part FOR UPDATE", [batchId]);
+  const queued = await tx.rows<{ message_id: string }>(
+    "SELECT DISTINCT message_id, message_seq FROM parts WHERE batch_id = $1 AND state = 'queued' ORDER BY message_seq", [batchId]);
+  await failWhere(tx, queued.map((q) => q.message_id), (p) => p.state === 'queued' && p.batch_id === batchId, reason, now);
+}

@@ -1,0 +1,75 @@
+/**
+ * claim: the oldest messages of an upstream that may go now, their queued parts made inflight
+ * under this instance's claim, in one statement. Several instances claim from the same queue:
+ * each locks the first queued part of the messages it takes (FOR UPDATE SKIP LOCKED) and passes
+ * over those another claim holds, so no message is handed to two instances, and none waits.
+ */
+import type { ClaimedMessage } from '../store.js';
+import { toPartBody, type MessageRow, type PartRow } from '../sqlite/rows.js';
+import type { Queryable } from './db.js';
+
+/**
+ * A message is claimable when its first queued part is: not held (batch active or none,
+ * schedule released or none), `not_before` passed, not expired. A head locked by another claim is
+ * skipped; its message's later parts are no heads (the subquery sees the locked head, which row
+ * locks do not hide from a read), so they are not taken either.
+ *
+ * "First queued part" is a scalar subquery, not a NOT EXISTS: the planner turns a NOT EXISTS into
+ * an anti join, and before the table has statistics (a fresh schema, a bulk load) it chose one
+ * that read every queued part for every candidate. The subquery is one probe of parts_queued.
+ */
+const CLAIMABLE = `FROM parts p
+  WHERE p.upstream = $1 AND p.state = 'queued' AND p.held = 0
+    AND (p.not_before IS NULL OR p.not_before <= $2)
+    AND (p.expires_at IS NULL OR p.expires_at >= $2)
+    AND p.part = (SELECT min(q.part) FROM parts q WHERE q.message_id = p.message_id AND q.state = 'queued')
+  ORDER BY p.message_seq, p.part`;
+
+export const CLAIM_SQL = `WITH heads AS (
+    SELECT p.message_id ${CLAIMABLE} LIMIT $3 FOR UPDATE OF p SKIP LOCKED
+  ), taken AS (
+    UPDATE parts t SET state = 'inflight', claimed_by = $4, lease_until = $5, updated_at = $2
+    FROM heads h WHERE t.message_id = h.message_id AND t.state = 'queued'
+    RETURNING t.*
+  )
+  SELECT taken.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period
+  FROM taken JOIN messages m ON m.id = taken.message_id
+  ORDER BY taken.message_seq, taken.part`;
+
+const READY_SINCE_SQL = `SELECT p.updated_at, p.not_before ${CLAIMABLE} LIMIT 1`;
+
+type QueuedPartRow = PartRow & { message_seq: number } & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery'
+  | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+
+export async function claim(db: Queryable, instanceId: string, upstream: string, now: number, limit: number, leaseUntil: number): Promise<ClaimedMessage[]> {
+  if (limit <= 0) return [];
+  const rows = await db.rows<QueuedPartRow>(CLAIM_SQL, [upstream, now, Math.floor(limit), instanceId, leaseUntil]);
+  const claimed: ClaimedMessage[] = [];
+  let current: ClaimedMessage | undefined;
+  for (const p of rows) {
+    if (current?.id !== p.message_id) {
+      current = {
+        id: p.message_id,
+        upstream: p.upstream,
+        source: p.source,
+        destination: p.destination,
+        registeredDelivery: p.registered_delivery,
+        sourceTon: p.source_ton,
+        sourceNpi: p.source_npi,
+        destTon: p.dest_ton,
+        destNpi: p.dest_npi,
+        validityPeriod: p.validity_period,
+        parts: [],
+      };
+      claimed.push(current);
+    }
+    current.parts.push({ ...toPartBody(p), part: p.part, attempts: p.attempts });
+  }
+  return claimed;
+}
+
+/** Since when the first part a claim would take now has been ready; null when none is. */
+export async function readySince(db: Queryable, upstream: string, now: number): Promise<number | null> {
+  const first = await db.row<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, [upstream, now]);
+  return first ? Math.max(first.updated_at, first.not_before ?? 0) : null;
+}

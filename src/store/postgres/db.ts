@@ -1,0 +1,205 @@
+/**
+ * The connection pool of the PostgreSQL store and its transactions. Every write runs in one
+ * transaction on one pooled connection (`Db.transaction`); a transaction that PostgreSQL aborts
+ * for a deadlock or a serialization failure is run again from the start, so operations are
+ * written to be re-runnable: they read and write the database and nothing else. Statements are
+ * prepared once per connection, by name, the first time a connection runs them.
+ */
+import pg from 'pg';
+import { ErrorCode, SmppdError, isSmppdError } from '../../core/errors.js';
+import { FLUSH_SQL, PendingWrites } from './writes.js';
+
+/** int8 (COUNT(*), BIGSERIAL ids, ms timestamps) as a JS number: every value the store keeps is below 2^53. */
+const INT8_OID = 20;
+export const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** SQLSTATEs after which the whole transaction is worth running again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+/** Runs of one transaction before its error is given to the caller. */
+const MAX_RUNS = 5;
+
+/** Statement names by text: the same text always gets the same name, so each connection prepares it once. */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  nameOf(text: string): string {
+    let name = this.#names.get(text);
+    if (name === undefined) {
+      name = `smppd_${this.#names.size + 1}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+}
+
+/** What a query runs on: a transaction's connection, or the pool for a single-statement read. */
+export interface Queryable {
+  rows<R>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  row<R>(text: string, params?: readonly unknown[]): Promise<R | undefined>;
+  /** Runs a write; returns how many rows it touched. */
+  run(text: string, params?: readonly unknown[]): Promise<number>;
+}
+
+abstract class Runner implements Queryable {
+  constructor(protected readonly names: StatementNames) {}
+
+  protected abstract query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+
+  async rows<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    const result = await this.query({ name: this.names.nameOf(text), text, values: [...params] });
+    return result.rows as R[];
+  }
+
+  async row<R>(text: string, params: readonly unknown[] = []): Promise<R | undefined> {
+    return (await this.rows<R>(text, params))[0];
+  }
+
+  async run(text: string, params: readonly unknown[] = []): Promise<number> {
+    const result = await this.query({ name: this.names.nameOf(text), text, values: [...params] });
+    return result.rowCount ?? 0;
+  }
+}
+
+/**
+ * One transaction. The writes of its status changes are gathered (`writes`) and sent in one
+ * statement before the transaction's next statement and before COMMIT (`writes.ts`).
+ */
+export class Tx extends Runner {
+  readonly #client: pg.PoolClient;
+  readonly writes = new PendingWrites();
+
+  constructor(client: pg.PoolClient, names: StatementNames) {
+    super(names);
+    this.#client = client;
+  }
+
+  protected async query(config: pg.QueryConfig): Promise<pg.QueryResult> {
+    if (this.writes.pending(false)) await this.#flush(false);
+    return this.#client.query(config);
+  }
+
+  /** Sends the gathered writes now, batch counters included (before reading a batch this transaction has moved). */
+  async flush(): Promise<void> {
+    if (this.writes.pending(true)) await this.#flush(true);
+  }
+
+  async #flush(final: boolean): Promise<void> {
+    await this.#client.query({ name: this.names.nameOf(FLUSH_SQL), text: FLUSH_SQL, values: this.writes.take(final) });
+  }
+}
+
+/** The pool: single statements run on it directly. */
+class PoolRunner extends Runner {
+  constructor(private readonly pool: pg.Pool, names: StatementNames) {
+    super(names);
+  }
+
+  protected query(config: pg.QueryConfig): Promise<pg.QueryResult> {
+    return this.pool.query(config);
+  }
+}
+
+export interface DbStats {
+  /** Transactions committed. */
+  commits: number;
+  /** Transactions run again after a deadlock or serialization failure. */
+  retries: number;
+}
+
+export class Db {
+  readonly #pool: pg.Pool;
+  readonly #names = new StatementNames();
+  readonly #direct: PoolRunner;
+  #commits = 0;
+  #retries = 0;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+    this.#direct = new PoolRunner(pool, this.#names);
+  }
+
+  get stats(): DbStats {
+    return { commits: this.#commits, retries: this.#retries };
+  }
+
+  /** Single-statement reads (each statement sees every committed write). */
+  get direct(): Queryable {
+    return this.#direct;
+  }
+
+  /** Runs `fn` in one READ COMMITTED transaction; again from the start after a deadlock. */
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, what = 'a store write failed'): Promise<T> {
+    for (let run = 1; ; run++) {
+      try {
+        return await this.#once(fn, 'BEGIN');
+      } catch (e) {
+        if (run < MAX_RUNS && RETRYABLE.has(sqlState(e) ?? '')) {
+          this.#retries++;
+          continue;
+        }
+        throw asStoreError(e, what);
+      }
+    }
+  }
+
+  /** One statement on the pool, in its own implicit transaction; again after a deadlock. */
+  async statement<T>(fn: (db: Queryable) => Promise<T>, what = 'a store write failed'): Promise<T> {
+    for (let run = 1; ; run++) {
+      try {
+        const value = await fn(this.#direct);
+        this.#commits++;
+        return value;
+      } catch (e) {
+        if (run < MAX_RUNS && RETRYABLE.has(sqlState(e) ?? '')) {
+          this.#retries++;
+          continue;
+        }
+        throw asStoreError(e, what);
+      }
+    }
+  }
+
+  /** Several statements that must see one snapshot: a read-only REPEATABLE READ transaction. */
+  async read<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await this.#once(fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', false);
+    } catch (e) {
+      throw asStoreError(e, 'a store read failed');
+    }
+  }
+
+  async #once<T>(fn: (tx: Tx) => Promise<T>, begin: string, count = true): Promise<T> {
+    const client = await this.#pool.connect();
+    let broken = false;
+    try {
+      await client.query(begin);
+      const tx = new Tx(client, this.#names);
+      try {
+        const value = await fn(tx);
+        await tx.flush();
+        await client.query('COMMIT');
+        if (count) this.#commits++;
+        return value;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => { broken = true; });
+        throw e;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+export function sqlState(e: unknown): string | undefined {
+  return e instanceof pg.DatabaseError ? e.code : undefined;
+}
+
+/** SmppdErrors pass through; anything else (a DatabaseError, a lost connection) becomes INTERNAL with its cause. */
+export function asStoreError(e: unknown, message: string): SmppdError {
+  if (isSmppdError(e)) return e;
+  const detail = e instanceof Error ? e.message : String(e);
+  return new SmppdError(ErrorCode.INTERNAL, `${message}: ${detail}`, { sqlState: sqlState(e) }, { cause: e });
+}

@@ -1,0 +1,211 @@
+/**
+ * The outbox's side that the webhook dispatchers of every instance drive, as in the SQLite store
+ * (`../sqlite/event-delivery.ts`): claiming due events (only the oldest undelivered event of each
+ * message), settling them, dead events, and the re-push of `POST /sms/resendDlr`. Delivered
+ * events are deleted.
+ *
+ * A message's oldest undelivered event is 'pending', the later ones wait as 'blocked' and are
+ * promoted when the one before is delivered or dies; everything that adds, promotes or removes a
+ * message's events holds the message's row lock, so across instances a message has one head at
+ * most. A claim reads due pending events only (no look at the others: a backlog behind a
+ * receiver that is down costs it nothing), skips those another instance's claim has locked
+ * (FOR UPDATE SKIP LOCKED) and leases what it takes, so each event goes to one instance at a time.
+ */
+import type { DeliveryStatus } from '../../sms/status.js';
+import type {
+  DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
+} from '../store.js';
+import { resendCause, resentEvent } from '../status-events.js';
+import type { Queryable, Tx } from './db.js';
+
+interface OutboxRow {
+  id: number;
+  kind: 'status' | 'inbound';
+  message_id: string | null;
+  client: string;
+  payload: string;
+  created_at: number;
+  queued_at: number;
+  attempts: number;
+}
+
+export const CLAIM_EVENTS_SQL = `WITH picked AS (
+    SELECT o.id, o.next_attempt_at AS due FROM outbox o
+    WHERE o.client = $1 AND o.state = 'pending' AND o.next_attempt_at <= $2
+    ORDER BY o.next_attempt_at, o.id LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE outbox o SET next_attempt_at = $4, lease_until = $4, leased_by = $5 FROM picked WHERE o.id = picked.id
+  RETURNING o.id, o.kind, o.message_id, o.client, o.payload, o.created_at, o.queued_at, o.attempts, picked.due`;
+
+/** A lease moves the event out of the due range until it ends; `leased_by` lets a restart of the same instance give its leases back. */
+export async function claimEvents(db: Queryable, instanceId: string, client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
+  if (limit <= 0) return [];
+  const rows = await db.rows<OutboxRow & { due: number }>(CLAIM_EVENTS_SQL, [client, now, Math.floor(limit), leaseUntil, instanceId]);
+  rows.sort((a, b) => a.due - b.due || a.id - b.id);
+  return rows.map((r) => ({
+    id: r.id, kind: r.kind, messageId: r.message_id, client: r.client, payload: r.payload,
+    createdAt: r.created_at, queuedAt: r.queued_at, attempts: r.attempts,
+  }));
+}
+
+// The messages of the events that leave the queue (delivered, dead): locked first, as by every
+// writer of their events, so promoting the next one cannot race a new event being added.
+const LOCK_MESSAGES_SQL = `SELECT 1 FROM messages WHERE id IN (
+    SELECT message_id FROM outbox WHERE id = ANY($1::bigint[]) AND message_id IS NOT NULL) ORDER BY seq FOR UPDATE`;
+const DELETE_DELIVERED_SQL = "DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND state = 'pending' RETURNING id, message_id";
+const SUPERSEDE_SQL = `DELETE FROM outbox o USING unnest($1::text[], $2::bigint[]) AS d(message_id, id)
+  WHERE o.message_id = d.message_id AND o.state = 'dead' AND o.id < d.id`;
+// A stale outcome (this instance's lease ended and another instance has claimed the event since)
+// leaves the other instance's lease alone; a delivery is good news from anyone.
+const MINE = '(leased_by IS NULL OR leased_by = $2)';
+const RETRY_SQL = `UPDATE outbox o SET next_attempt_at = u.at, lease_until = NULL, leased_by = NULL, attempts = attempts + 1, last_error = u.error
+  FROM unnest($1::bigint[], $3::bigint[], $4::text[]) AS u(id, at, error) WHERE o.id = u.id AND o.state = 'pending' AND ${MINE}`;
+const DEAD_SQL = `UPDATE outbox o SET state = 'dead', lease_until = NULL, leased_by = NULL, attempts = attempts + 1, last_error = u.error, died_at = $3
+  FROM unnest($1::bigint[], $4::text[]) AS u(id, error) WHERE o.id = u.id AND o.state = 'pending' AND ${MINE}
+  RETURNING o.message_id`;
+const RELEASE_SQL = `UPDATE outbox SET next_attempt_at = $3, lease_until = NULL, leased_by = NULL
+  WHERE id = ANY($1::bigint[]) AND state = 'pending' AND ${MINE}`;
+/** Each message's oldest waiting event, when it is blocked, becomes pending (due at `$2`). */
+const PROMOTE_SQL = `UPDATE outbox o SET state = 'pending', next_attempt_at = $2
+  FROM (SELECT DISTINCT ON (message_id) id, state FROM outbox
+    WHERE message_id = ANY($1::text[]) AND state IN ('pending', 'blocked') ORDER BY message_id, id) AS head
+  WHERE o.id = head.id AND head.state = 'blocked'`;
+
+/** Each kind of outcome in one statement. */
+export async function settleEvents(tx: Tx, instanceId: string, outcomes: readonly EventOutcome[], now: number): Promise<SettledEvents> {
+  const delivered: number[] = [];
+  const retry: Array<Extract<EventOutcome, { kind: 'retry' }>> = [];
+  const dead: Array<Extract<EventOutcome, { kind: 'dead' }>> = [];
+  const release: number[] = [];
+  for (const o of outcomes) {
+    switch (o.kind) {
+      case 'delivered': delivered.push(o.id); break;
+      case 'retry': retry.push(o); break;
+      case 'dead': dead.push(o); break;
+      case 'release': release.push(o.id); break;
+    }
+  }
+  const leaving = [...delivered, ...dead.map((o) => o.id)];
+  if (leaving.length > 0) await tx.run(LOCK_MESSAGES_SQL, [leaving]);
+  const moved = new Set<string>();
+  let superseded = 0;
+  if (delivered.length > 0) {
+    const removed = (await tx.rows<{ id: number; message_id: string | null }>(DELETE_DELIVERED_SQL, [delivered]))
+      .filter((r): r is { id: number; message_id: string } => r.message_id !== null);
+    // An older event of the message that died can never be sent now: it would move the receiver's status back.
+    if (removed.length > 0) superseded = await tx.run(SUPERSEDE_SQL, [removed.map((r) => r.message_id), removed.map((r) => r.id)]);
+    for (const r of removed) moved.add(r.message_id);
+  }
+  if (retry.length > 0) await tx.run(RETRY_SQL, [retry.map((o) => o.id), instanceId, retry.map((o) => o.at), retry.map((o) => o.error)]);
+  if (dead.length > 0) {
+    const died = await tx.rows<{ message_id: string | null }>(DEAD_SQL, [dead.map((o) => o.id), instanceId, now, dead.map((o) => o.error)]);
+    for (const r of died) if (r.message_id !== null) moved.add(r.message_id);
+  }
+  if (release.length > 0) await tx.run(RELEASE_SQL, [release, instanceId, now]);
+  if (moved.size > 0) await tx.run(PROMOTE_SQL, [[...moved], now]);
+  return { superseded };
+}
+
+/** Opening the store: the leases this instance took before a restart can never be settled. */
+export async function releaseLeases(db: Queryable, instanceId: string, now: number): Promise<number> {
+  return db.run('UPDATE outbox SET next_attempt_at = $2, lease_until = NULL, leased_by = NULL WHERE lease_until IS NOT NULL AND leased_by = $1', [instanceId, now]);
+}
+
+export async function listDeadEvents(db: Queryable, client: string, limit: number, afterId = 0): Promise<DeadEvent[]> {
+  const rows = await db.rows<OutboxRow & { last_error: string | null; died_at: number }>(
+    `SELECT id, kind, message_id, payload, created_at, attempts, last_error, died_at FROM outbox
+     WHERE client = $1 AND state = 'dead' AND id > $2 ORDER BY id LIMIT $3`,
+    [client, afterId, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id, kind: r.kind, messageId: r.message_id, payload: r.payload, createdAt: r.created_at,
+    attempts: r.attempts, lastError: r.last_error, diedAt: r.died_at,
+  }));
+}
+
+const LATER_LIVE_SQL = "SELECT 1 FROM outbox WHERE message_id = $1 AND state IN ('pending', 'blocked') AND id > $2 LIMIT 1";
+const EARLIER_LIVE_SQL = "SELECT 1 FROM outbox WHERE message_id = $1 AND state IN ('pending', 'blocked') AND id < $2 LIMIT 1";
+const REQUEUE_SQL = `UPDATE outbox SET state = $1, queued_at = $2, next_attempt_at = $2, attempts = 0, died_at = NULL
+  WHERE id = $3`;
+
+/**
+ * Dead events back in the queue, in id order (the first pending, the ones after it blocked behind
+ * it), unless a later event of their message is still to deliver: those would arrive after it,
+ * and go instead. The messages' rows are locked first, as by every writer of their events.
+ */
+export async function resendDeadEvents(tx: Tx, client: string, ids: readonly number[] | null, now: number): Promise<ResentDeadEvents> {
+  const candidates = ids === null
+    ? await tx.rows<{ id: number; message_id: string | null }>(
+      "SELECT id, message_id FROM outbox WHERE client = $1 AND state = 'dead' ORDER BY id", [client])
+    : await tx.rows<{ id: number; message_id: string | null }>(
+      "SELECT id, message_id FROM outbox WHERE id = ANY($1::bigint[]) AND client = $2 AND state = 'dead' ORDER BY id", [[...new Set(ids)], client]);
+  const messages = [...new Set(candidates.flatMap((e) => (e.message_id === null ? [] : [e.message_id])))];
+  if (messages.length > 0) await tx.run('SELECT 1 FROM messages WHERE id = ANY($1::text[]) ORDER BY seq FOR UPDATE', [messages]);
+  // Dead still? Another instance may have resent or superseded some meanwhile.
+  const dead = await tx.rows<{ id: number; message_id: string | null }>(
+    "SELECT id, message_id FROM outbox WHERE id = ANY($1::bigint[]) AND state = 'dead' ORDER BY id FOR UPDATE", [candidates.map((e) => e.id)]);
+  let requeued = 0;
+  let superseded = 0;
+  for (const e of dead) {
+    if (e.message_id !== null && (await tx.row(LATER_LIVE_SQL, [e.message_id, e.id])) !== undefined) {
+      await tx.run('DELETE FROM outbox WHERE id = $1', [e.id]);
+      superseded++;
+      continue;
+    }
+    const behind = e.message_id !== null && (await tx.row(EARLIER_LIVE_SQL, [e.message_id, e.id])) !== undefined;
+    await tx.run(REQUEUE_SQL, [behind ? 'blocked' : 'pending', now, e.id]);
+    requeued++;
+  }
+  return { requeued, superseded };
+}
+
+interface ResendMessageRow {
+  seq: number;
+  id: string;
+  client: string;
+  upstream: string;
+  batch_id: number | null;
+  destination: string;
+  status: DeliveryStatus;
+  reason: string | null;
+  updated_at: number;
+}
+
+/**
+ * Walks the client's messages in seq order and writes a status event with each matching
+ * message's current status (its row locked, as every status event's writer does).
+ */
+export async function resendStatusEvents(
+  tx: Tx, filter: ResendFilter, afterSeq: number, limit: number, now: number,
+): Promise<{ queued: number; next: number | null }> {
+  const conditions = ['seq > $1', 'client = $2', 'created_at >= $3', 'created_at < $4'];
+  const params: unknown[] = [afterSeq, filter.client, filter.from, filter.to];
+  if (filter.senderId !== undefined) { params.push(filter.senderId); conditions.push(`source = $${params.length}`); }
+  if (filter.status !== undefined) { params.push(filter.status); conditions.push(`status = $${params.length}`); }
+  params.push(limit);
+  const rows = await tx.rows<ResendMessageRow>(
+    `SELECT seq, id, client, upstream, batch_id, destination, status, reason, updated_at FROM messages
+     WHERE ${conditions.join(' AND ')} ORDER BY seq LIMIT $${params.length} FOR UPDATE`,
+    params,
+  );
+  for (const m of rows) {
+    const parts = await tx.rows<{ part: number; status: DeliveryStatus; smsc_id: string | null; updated_at: number }>(
+      'SELECT part, status, smsc_id, updated_at FROM parts WHERE message_id = $1 ORDER BY part', [m.id]);
+    const cause = resendCause(m.status, parts);
+    const receipt = cause === undefined ? undefined : await tx.row<{ raw: string }>(
+      'SELECT raw FROM receipts WHERE message_id = $1 AND part = $2 ORDER BY id DESC LIMIT 1', [m.id, cause.part]);
+    const payload = resentEvent(m, cause, parts.length, receipt?.raw);
+    tx.writes.statusEvent(m, payload, now);
+  }
+  const last = rows.at(-1);
+  return { queued: rows.length, next: rows.length === limit && last ? last.seq : null };
+}
+
+/** Waiting events (due or backing-off heads, and the blocked ones behind them) and dead ones, per client. */
+export async function outboxDepth(db: Queryable): Promise<OutboxDepth[]> {
+  const rows = await db.rows<{ client: string; pending: number; dead: number }>(
+    `SELECT client, COUNT(*) FILTER (WHERE state IN ('pending', 'blocked')) AS pending, COUNT(*) FILTER (WHERE state = 'dead') AS dead
+     FROM outbox GROUP BY client ORDER BY client COLLATE "C"`);
+  return rows.map((r) => ({ client: r.client, pending: r.pending, dead: r.dead }));
+}

@@ -1,0 +1,115 @@
+/**
+ * The advisory locks of the PostgreSQL store. Row locks serialize what touches the same rows;
+ * these serialize what touches rows that may not exist yet:
+ *
+ * - a receipt key: the receipt that finds no part and parks, and the submit outcome that gives a
+ *   part that key and looks for parked receipts, run one after the other, so a receipt parked on
+ *   one instance while the submit lands on another is matched exactly once;
+ * - a batch's gate: its state changes, its schedule's, and the messages appended to it, so no
+ *   message joins a batch between its abort and the failing of its queued parts;
+ * - an instance: held by the running smppd with that `instanceId` for as long as it is connected;
+ *   a part inflight under a claim whose instance holds no lock was left by a process that is gone.
+ *
+ * Each lock space is named after the schema, so stores on other schemas of the database never wait
+ * on each other. Keys are 32-bit hashes: a collision only makes two unrelated things wait in turn.
+ */
+import pg from 'pg';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { TYPES, type Tx } from './db.js';
+
+export interface LockSpaces {
+  receipt: string;
+  batch: string;
+  instance: string;
+}
+
+export function lockSpaces(schema: string): LockSpaces {
+  return { receipt: `smppd.receipt:${schema}`, batch: `smppd.batch:${schema}`, instance: `smppd.instance:${schema}` };
+}
+
+/**
+ * An expression that takes the locks of receipt keys until the end of the transaction, in the
+ * order of their hashes (so two key sets never deadlock), and yields how many it took:
+ * `space` names the receipt lock space, `upstream` the upstream, `keys` a text[] of keys.
+ */
+export function receiptKeyLocksSql(space: string, upstream: string, keys: string): string {
+  return `(SELECT count(pg_advisory_xact_lock(hashtext(${space}), h)) FROM (
+    SELECT DISTINCT hashtext(${upstream} || chr(31) || k) AS h FROM unnest(${keys}) AS k ORDER BY 1) AS s)`;
+}
+
+const LOCK_RECEIPT_KEYS_SQL = `SELECT ${receiptKeyLocksSql('$1', '$2', '$3::text[]')} AS locked`;
+
+/** Takes the locks of a receipt's keys on an upstream, until the end of the transaction. */
+export async function lockReceiptKeys(tx: Tx, spaces: LockSpaces, upstream: string, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await tx.run(LOCK_RECEIPT_KEYS_SQL, [spaces.receipt, upstream, keys]);
+}
+
+/** Takes the gate of a batch until the end of the transaction. */
+export async function lockBatchGate(tx: Tx, spaces: LockSpaces, batchId: number): Promise<void> {
+  await tx.run('SELECT pg_advisory_xact_lock(hashtext($1), ($2::bigint % 2147483647)::int)', [spaces.batch, batchId]);
+}
+
+/**
+ * The hashes of the instances that are connected now (hold their instance lock), as a subquery
+ * for `hashtext(claimed_by)::oid NOT IN (...)`; `$n` is the instance lock space.
+ */
+export function liveInstancesSql(param: number): string {
+  return `SELECT l.objid FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = hashtext($${param})::oid
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+}
+
+/**
+ * The lock that says "the instance `instanceId` is running": a session-level advisory lock held
+ * on a connection of its own for the store's lifetime. A second smppd started with the same id
+ * is refused (it would recover the first one's inflight parts as its own). When the connection
+ * is lost, the lock goes with it; `ensure` takes it again before the next claim.
+ */
+export class InstanceLock {
+  readonly #config: pg.ClientConfig;
+  readonly #space: string;
+  readonly #instanceId: string;
+  #client: pg.Client | undefined;
+  #closed = false;
+
+  private constructor(config: pg.ClientConfig, space: string, instanceId: string) {
+    this.#config = config;
+    this.#space = space;
+    this.#instanceId = instanceId;
+  }
+
+  static async acquire(config: pg.ClientConfig, spaces: LockSpaces, instanceId: string): Promise<InstanceLock> {
+    const lock = new InstanceLock(config, spaces.instance, instanceId);
+    await lock.ensure();
+    return lock;
+  }
+
+  /** Takes the lock again if its connection was lost; throws when another process holds it. */
+  async ensure(): Promise<void> {
+    if (this.#client !== undefined || this.#closed) return;
+    const client = new pg.Client({ ...this.#config, types: TYPES });
+    // A lost connection is noticed here and at the next claim, never thrown at the event loop.
+    client.on('error', () => { if (this.#client === client) this.#client = undefined; });
+    client.on('end', () => { if (this.#client === client) this.#client = undefined; });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [this.#space, this.#instanceId]);
+      if (rows[0]?.ok !== true) {
+        throw new SmppdError(ErrorCode.INTERNAL,
+          `another running smppd uses the instance id ${this.#instanceId} on this store; each instance needs its own`, { instanceId: this.#instanceId });
+      }
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw e;
+    }
+    this.#client = client;
+  }
+
+  async release(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}

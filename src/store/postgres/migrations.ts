@@ -1,0 +1,249 @@
+/**
+ * The schema of the PostgreSQL store, as numbered migrations recorded in `schema_migrations`.
+ * `migrate` applies those the schema has not seen, in order, in one transaction, under an
+ * advisory lock of the schema: several instances that start at once apply each migration once
+ * (the others wait, then find it applied). A migration is never edited once released; a change
+ * is a new one.
+ *
+ * The tables are those of the SQLite store (`../sqlite/migrations.ts`, at its version 3) with
+ * the same names and flags (0/1 SMALLINT, so the row types and helpers are shared), times as
+ * BIGINT milliseconds, and what several instances need besides: who holds an inflight part and
+ * until when (`parts.claimed_by`, `parts.lease_until`), who leased an event (`outbox.leased_by`).
+ */
+import type pg from 'pg';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+CREATE TABLE batches (
+  id            BIGSERIAL PRIMARY KEY,
+  client        TEXT     NOT NULL,
+  sender_id     TEXT     NOT NULL,
+  req_type      TEXT     NOT NULL,
+  message_type  TEXT     NOT NULL,
+  campaign_name TEXT,
+  state         TEXT     NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'paused', 'aborted')),
+  total         INTEGER  NOT NULL DEFAULT 0,
+  processed     INTEGER  NOT NULL DEFAULT 0,
+  created_at    BIGINT   NOT NULL,
+  updated_at    BIGINT   NOT NULL
+);
+CREATE INDEX batches_client ON batches (client, id);
+
+CREATE TABLE schedules (
+  id         BIGSERIAL PRIMARY KEY,
+  client     TEXT     NOT NULL,
+  batch_id   BIGINT   NOT NULL UNIQUE REFERENCES batches (id),
+  run_at     BIGINT   NOT NULL,
+  repeat     TEXT,
+  state      TEXT     NOT NULL DEFAULT 'scheduled' CHECK (state IN ('scheduled', 'released', 'cancelled')),
+  created_at BIGINT   NOT NULL,
+  updated_at BIGINT   NOT NULL
+);
+CREATE INDEX schedules_client ON schedules (client, id);
+CREATE INDEX schedules_due ON schedules (run_at) WHERE state = 'scheduled';
+
+CREATE TABLE messages (
+  seq                 BIGSERIAL PRIMARY KEY,
+  id                  TEXT     NOT NULL UNIQUE,
+  client              TEXT     NOT NULL,
+  upstream            TEXT     NOT NULL,
+  batch_id            BIGINT   REFERENCES batches (id),
+  source              TEXT     NOT NULL,
+  destination         TEXT     NOT NULL,
+  text                TEXT     NOT NULL,
+  message_type        TEXT     NOT NULL,
+  encoding            TEXT     NOT NULL,
+  campaign_name       TEXT,
+  registered_delivery INTEGER  NOT NULL,
+  source_ton          INTEGER  NOT NULL,
+  source_npi          INTEGER  NOT NULL,
+  dest_ton            INTEGER  NOT NULL,
+  dest_npi            INTEGER  NOT NULL,
+  validity_period     TEXT     NOT NULL,
+  expires_at          BIGINT,
+  not_before          BIGINT,
+  status              TEXT     NOT NULL DEFAULT 'SUBMITTED',
+  reason              TEXT,
+  processed           SMALLINT NOT NULL DEFAULT 0,
+  events              SMALLINT NOT NULL DEFAULT 0,
+  created_at          BIGINT   NOT NULL,
+  updated_at          BIGINT   NOT NULL
+);
+CREATE INDEX messages_batch ON messages (batch_id) WHERE batch_id IS NOT NULL;
+-- resendDlr walks a client's messages in seq order
+CREATE INDEX messages_client ON messages (client, seq);
+
+CREATE TABLE parts (
+  message_id    TEXT     NOT NULL REFERENCES messages (id),
+  part          INTEGER  NOT NULL,
+  message_seq   BIGINT   NOT NULL,
+  upstream      TEXT     NOT NULL,
+  batch_id      BIGINT,
+  expires_at    BIGINT,
+  held          SMALLINT NOT NULL DEFAULT 0,
+  data_coding   INTEGER  NOT NULL,
+  esm_class     INTEGER  NOT NULL,
+  short_message BYTEA    NOT NULL,
+  sar_ref       INTEGER,
+  sar_total     INTEGER,
+  sar_seq       INTEGER,
+  payload       BYTEA,
+  state         TEXT     NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'inflight', 'done')),
+  status        TEXT     NOT NULL DEFAULT 'SUBMITTED',
+  smsc_id       TEXT,
+  match_key     TEXT,
+  bind          TEXT,
+  attempts      INTEGER  NOT NULL DEFAULT 0,
+  not_before    BIGINT,
+  reason        TEXT,
+  updated_at    BIGINT   NOT NULL,
+  -- inflight: the instance that claimed it, and until when its claim holds against the others
+  claimed_by    TEXT,
+  lease_until   BIGINT,
+  PRIMARY KEY (message_id, part)
+);
+-- claim: the oldest claimable part of an upstream, in order, without a sort
+CREATE INDEX parts_claim ON parts (upstream, message_seq, part) WHERE state = 'queued' AND held = 0;
+-- a receipt on any bind of any instance finds its part
+CREATE INDEX parts_match ON parts (upstream, match_key) WHERE match_key IS NOT NULL;
+CREATE INDEX parts_inflight ON parts (claimed_by, lease_until) WHERE state = 'inflight';
+-- a message's queued parts (the claim's NOT EXISTS and UPDATE), and the queue's depth
+CREATE INDEX parts_queued ON parts (message_id, part) WHERE state = 'queued';
+CREATE INDEX parts_batch ON parts (batch_id, state) WHERE batch_id IS NOT NULL;
+CREATE INDEX parts_expiry ON parts (expires_at) WHERE state = 'queued' AND expires_at IS NOT NULL;
+
+-- receipts that came before the submit_sm_resp of their part
+CREATE TABLE parked_receipts (
+  id          BIGSERIAL PRIMARY KEY,
+  upstream    TEXT    NOT NULL,
+  keys        TEXT    NOT NULL,
+  status      TEXT,
+  reason      TEXT,
+  raw         TEXT    NOT NULL,
+  received_at BIGINT  NOT NULL
+);
+CREATE TABLE parked_receipt_keys (
+  parked_id BIGINT NOT NULL REFERENCES parked_receipts (id) ON DELETE CASCADE,
+  upstream  TEXT   NOT NULL,
+  key       TEXT   NOT NULL,
+  PRIMARY KEY (upstream, key, parked_id)
+);
+CREATE INDEX parked_receipt_keys_parked ON parked_receipt_keys (parked_id);
+CREATE INDEX parked_receipts_received ON parked_receipts (received_at);
+
+-- every receipt matched to a part, the ignored ones too
+CREATE TABLE receipts (
+  id          BIGSERIAL PRIMARY KEY,
+  message_id  TEXT     NOT NULL REFERENCES messages (id),
+  part        INTEGER  NOT NULL,
+  upstream    TEXT     NOT NULL,
+  key         TEXT     NOT NULL,
+  status      TEXT,
+  reason      TEXT,
+  changed     SMALLINT NOT NULL,
+  ignored     TEXT,
+  raw         TEXT     NOT NULL,
+  received_at BIGINT   NOT NULL
+);
+CREATE INDEX receipts_part ON receipts (message_id, part);
+
+CREATE TABLE inbound (
+  id          BIGSERIAL PRIMARY KEY,
+  upstream    TEXT    NOT NULL,
+  client      TEXT,
+  source      TEXT    NOT NULL,
+  destination TEXT    NOT NULL,
+  text        TEXT    NOT NULL,
+  data_coding INTEGER NOT NULL,
+  parts       INTEGER NOT NULL,
+  received_at BIGINT  NOT NULL
+);
+
+-- payload as TEXT: sent as stored, byte for byte (jsonb would reorder its keys)
+CREATE TABLE outbox (
+  id              BIGSERIAL PRIMARY KEY,
+  kind            TEXT    NOT NULL CHECK (kind IN ('status', 'inbound')),
+  message_id      TEXT,
+  client          TEXT,
+  upstream        TEXT,
+  payload         TEXT    NOT NULL,
+  created_at      BIGINT  NOT NULL,
+  queued_at       BIGINT  NOT NULL,
+  -- pending: the oldest undelivered event of its message (or of none), due at next_attempt_at;
+  -- blocked: waits behind an earlier event of its message; dead: parked after its last attempt
+  state           TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'blocked', 'dead')),
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at BIGINT  NOT NULL,
+  lease_until     BIGINT,
+  leased_by       TEXT,
+  last_error      TEXT,
+  died_at         BIGINT
+);
+-- a client's due events, oldest due first
+CREATE INDEX outbox_due ON outbox (client, next_attempt_at, id) WHERE state = 'pending';
+-- a message's undelivered events: the oldest is pending, the others blocked behind it
+CREATE INDEX outbox_live ON outbox (message_id, id) WHERE state IN ('pending', 'blocked') AND message_id IS NOT NULL;
+CREATE INDEX outbox_blocked ON outbox (client) WHERE state = 'blocked';
+CREATE INDEX outbox_dead ON outbox (client, id) WHERE state = 'dead';
+CREATE INDEX outbox_message_dead ON outbox (message_id, id) WHERE state = 'dead' AND message_id IS NOT NULL;
+CREATE INDEX outbox_leased ON outbox (leased_by) WHERE lease_until IS NOT NULL;
+`,
+  },
+];
+
+/** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */
+export const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('smppd.migrate:' || $1, 0))";
+
+/**
+ * Creates the schema when missing and applies the migrations it has not seen, in one transaction
+ * on `client`, holding the schema's migration lock; returns the versions applied. `client`'s
+ * search_path names the schema.
+ */
+export async function migrate(client: pg.ClientBase, schema: string, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  await client.query('BEGIN');
+  try {
+    await client.query(MIGRATION_LOCK_SQL, [schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT    NOT NULL,
+      applied_at BIGINT  NOT NULL
+    )`);
+    const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
+    const current = rows[0]?.v ?? 0;
+    const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+    if (current > known) {
+      throw new SmppdError(ErrorCode.INTERNAL, `the store's schema is version ${current}; this smppd knows up to ${known}`, { current, known });
+    }
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (m.version <= current) continue;
+      await client.query(m.sql);
+      // applied_at is the database's time: a note for operators, read by nothing.
+      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)", [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
+/** A schema name as smppd accepts it (the config's rule): lower-case letters, digits and _, at most 63. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

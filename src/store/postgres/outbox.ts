@@ -1,0 +1,54 @@
+/**
+ * Outbox rows, written in the same transaction as the change they report (as the SQLite store's
+ * `../sqlite/outbox.ts`, whose payload types and `isoTime` are shared). The status events of a
+ * change go with the transaction's other writes (`writes.ts`): pending when they are the only
+ * undelivered event of their message, blocked behind the earlier ones otherwise. Their writer
+ * holds the message's row lock, as everything that adds, promotes or removes a message's events
+ * does (`event-delivery.ts`): two instances never both decide that an event is the head.
+ */
+import type { InboundRecord } from '../store.js';
+import { isoTime, type InboundEventPayload, type StatusEventPayload } from '../sqlite/outbox.js';
+import type { Tx } from './db.js';
+
+const INSERT_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $6, $6)`;
+
+// Messages just created: no earlier event, so each SUBMITTED is its message's head (pending).
+const INSERT_MANY_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+  SELECT 'status', u.message_id, u.client, u.upstream, u.payload, $1, $1, $1, 'pending'
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(message_id, client, upstream, payload, n)
+  ORDER BY u.n`;
+
+/** The SUBMITTED events of new messages, in one statement, their ids in the order given. */
+export async function writeNewMessageEvents(
+  tx: Tx, events: ReadonlyArray<{ route: { client: string; upstream: string }; payload: StatusEventPayload }>, now: number,
+): Promise<void> {
+  if (events.length === 0) return;
+  await tx.run(INSERT_MANY_SQL, [
+    now,
+    events.map((e) => e.payload.messageId),
+    events.map((e) => e.route.client),
+    events.map((e) => e.route.upstream),
+    events.map((e) => JSON.stringify(e.payload)),
+  ]);
+}
+
+/** Stores an inbound message, and its event when it is routed to a client. */
+export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<void> {
+  const stored = await tx.row<{ id: number }>(
+    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+    [inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt],
+  );
+  if (inbound.client === null || !inbound.events || !stored) return;
+  const payload: InboundEventPayload = {
+    type: 'inbound',
+    channel: 'sms',
+    inboundId: stored.id,
+    source: inbound.source,
+    destination: inbound.destination,
+    text: inbound.text,
+    receivedAt: isoTime(inbound.receivedAt),
+  };
+  await tx.run(INSERT_SQL, ['inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
+}

@@ -1,0 +1,269 @@
+/**
+ * The shared store (issue 7): the `Store` interface on PostgreSQL, so several smppd processes on
+ * different hosts share one queue of parts, one receipt-matching index and one outbox. The same
+ * semantics as the SQLite store (`../sqlite/`), which stays the default for one host; what
+ * several instances add is said where it happens:
+ *
+ * - claims: `claim.ts` (FOR UPDATE SKIP LOCKED, a claim per instance with a lease);
+ * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`);
+ * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
+ * - batch counters and state changes: `db.ts`, `batches.ts`;
+ * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances).
+ *
+ * Each write is one transaction on a pooled connection (a claim, an event claim: one statement),
+ * committed before its promise resolves. pg stays in this folder: the other layers see `Store`.
+ */
+import pg from 'pg';
+import { SystemClock, type Clock } from '../../core/clock.js';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type {
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
+  SettledEvents, Store, StoreCounts,
+} from '../store.js';
+import { accept } from './accept.js';
+import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
+import { claim, readySince } from './claim.js';
+import { asStoreError, Db, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
+import {
+  claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
+} from './event-delivery.js';
+import { InstanceLock, lockSpaces } from './locks.js';
+import { migrate, SCHEMA_NAME } from './migrations.js';
+import { recordInbound } from './outbox.js';
+import { counts, getMessage, queueDepth } from './reads.js';
+import { applyReceipt, pruneParked } from './receipts.js';
+import { expire, recordSubmit, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:5432/db (a secret: never logged). */
+  url: string;
+  /** The schema the tables live in, created when missing. Default smppd. Lower-case letters, digits, _ (at most 63). */
+  schema?: string;
+  /**
+   * This process's name among the instances that share the store, the same across its restarts
+   * (a hostname, a pod name of a StatefulSet). Two running processes may not share one: the second
+   * is refused at open. A restart recovers the parts its previous run left inflight.
+   */
+  instanceId: string;
+  /**
+   * Milliseconds a claim holds its parts against the other instances after this instance is gone
+   * (crashed, or cut off from the database). Default 300000 (5 minutes). > 0. While the instance is
+   * connected its claims hold however long the pool keeps the parts (see `recoverAbandoned`).
+   */
+  leaseMs?: number;
+  /** Connections in the pool. Default 10. 1–1000. One more is held for the instance lock. */
+  poolSize?: number;
+  /** Read for the time of the outbox leases given back at open; nothing else. Default the system clock. */
+  clock?: Clock;
+}
+
+const DEFAULT_LEASE_MS = 300_000;
+
+export class PostgresStore implements Store {
+  readonly #db: Db;
+  readonly #pool: pg.Pool;
+  readonly #lock: InstanceLock;
+  readonly #ctx: InstanceContext;
+  readonly #leaseMs: number;
+  #closed = false;
+
+  private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number) {
+    this.#pool = pool;
+    this.#db = new Db(pool);
+    this.#lock = lock;
+    this.#ctx = ctx;
+    this.#leaseMs = leaseMs;
+  }
+
+  /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const schema = options.schema ?? 'smppd';
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    const poolSize = options.poolSize ?? 10;
+    if (!SCHEMA_NAME.test(schema)) throw new SmppdError(ErrorCode.INTERNAL, `the store schema must be a lower-case SQL name; got ${JSON.stringify(schema)}`);
+    if (options.instanceId.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'the store needs an instance id');
+    if (!(leaseMs > 0)) throw new SmppdError(ErrorCode.INTERNAL, `leaseMs must be > 0; got ${leaseMs}`);
+    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
+    // keepAlive: a connection cut without a FIN (a firewall, a host gone) is noticed by the OS, so
+    // the instance lock goes with it and a query on it fails instead of waiting forever.
+    const config: pg.ClientConfig = { connectionString: options.url, options: `-c search_path=${schema}`, types: TYPES, keepAlive: true };
+    const spaces = lockSpaces(schema);
+    let lock: InstanceLock | undefined;
+    let pool: pg.Pool | undefined;
+    try {
+      const admin = new pg.Client(config);
+      await admin.connect();
+      try {
+        await migrate(admin, schema);
+      } finally {
+        await admin.end().catch(() => undefined);
+      }
+      lock = await InstanceLock.acquire(config, spaces, options.instanceId);
+      pool = new pg.Pool({ ...config, max: poolSize });
+      // An idle connection that breaks is dropped by the pool; the next query opens another.
+      pool.on('error', () => undefined);
+      const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs);
+      await releaseLeases(store.#db.direct, options.instanceId, (options.clock ?? new SystemClock()).wallNow());
+      return store;
+    } catch (e) {
+      await pool?.end().catch(() => undefined);
+      await lock?.release();
+      throw asStoreError(e, `cannot set up the PostgreSQL store (schema ${schema})`);
+    }
+  }
+
+  /** Transactions committed so far, and those run again after a deadlock: for metrics and tests. */
+  get stats(): DbStats {
+    return this.#db.stats;
+  }
+
+  get instanceId(): string {
+    return this.#ctx.instanceId;
+  }
+
+  accept(request: AcceptRequest): Promise<Accepted> {
+    return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
+  }
+
+  async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
+    this.#open();
+    try {
+      await this.#lock.ensure();
+    } catch (e) {
+      throw asStoreError(e, 'cannot take the instance lock again');
+    }
+    return this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs));
+  }
+
+  recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
+    return this.#tx((tx) => recordSubmit(tx, this.#ctx, messageId, results, now));
+  }
+
+  applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
+    return this.#tx((tx) => applyReceipt(tx, this.#ctx.spaces, receipt));
+  }
+
+  recordInbound(inbound: InboundRecord): Promise<void> {
+    return this.#tx((tx) => recordInbound(tx, inbound));
+  }
+
+  /** This instance's inflight parts (a restart), and those of instances that are gone. */
+  recoverInflight(policies: Policies, now: number): Promise<number> {
+    return this.#tx((tx) => recoverInflight(tx, this.#ctx, policies, now));
+  }
+
+  /**
+   * Not in `Store` yet (proposed): the inflight parts of other instances that are gone (lease
+   * ended, instance lock free), by the same policies; never this instance's. Meant to run
+   * periodically, where `recoverInflight` runs once at start.
+   */
+  recoverAbandoned(policies: Policies, now: number): Promise<number> {
+    return this.#tx((tx) => recoverInflight(tx, this.#ctx, policies, now, true));
+  }
+
+  /** Not in `Store` (not needed while the instance lock says who is alive): extends this instance's inflight leases to `now + leaseMs`. */
+  renewLeases(now: number): Promise<number> {
+    return this.#tx((tx) => renewLeases(tx, this.#ctx, now + this.#leaseMs));
+  }
+
+  expire(now: number): Promise<number> {
+    return this.#tx((tx) => expire(tx, now));
+  }
+
+  pruneParked(before: number): Promise<number> {
+    return this.#tx((tx) => pruneParked(tx, before));
+  }
+
+  async getMessage(messageId: string): Promise<MessageView | undefined> {
+    this.#open();
+    return this.#db.read((db) => getMessage(db, messageId));
+  }
+
+  listBatches(client: string): Promise<Batch[]> {
+    return this.#read((db) => listBatches(db, client));
+  }
+
+  getBatch(client: string, batchId: number): Promise<Batch | undefined> {
+    return this.#read((db) => getBatch(db, client, batchId));
+  }
+
+  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
+    return this.#tx((tx) => setBatchState(tx, this.#ctx.spaces, client, batchId, state, now));
+  }
+
+  listSchedules(client: string): Promise<Schedule[]> {
+    return this.#read((db) => listSchedules(db, client));
+  }
+
+  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined> {
+    return this.#tx((tx) => setScheduleState(tx, this.#ctx.spaces, client, scheduleId, state, now));
+  }
+
+  releaseDue(now: number): Promise<number> {
+    return this.#tx((tx) => releaseDue(tx, this.#ctx.spaces, now));
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.#read((db) => counts(db));
+  }
+
+  queueDepth(): Promise<number> {
+    return this.#read((db) => queueDepth(db));
+  }
+
+  readySince(upstream: string, now: number): Promise<number | null> {
+    return this.#read((db) => readySince(db, upstream, now));
+  }
+
+  async claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
+    this.#open();
+    return this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil));
+  }
+
+  settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
+    return this.#tx((tx) => settleEvents(tx, this.#ctx.instanceId, outcomes, now));
+  }
+
+  listDeadEvents(client: string, limit: number, afterId?: number): Promise<DeadEvent[]> {
+    return this.#read((db) => listDeadEvents(db, client, limit, afterId));
+  }
+
+  resendDeadEvents(client: string, ids: number[] | null, now: number): Promise<ResentDeadEvents> {
+    return this.#tx((tx) => resendDeadEvents(tx, client, ids, now));
+  }
+
+  resendStatusEvents(filter: ResendFilter, afterSeq: number, limit: number, now: number): Promise<{ queued: number; next: number | null }> {
+    return this.#tx((tx) => resendStatusEvents(tx, filter, afterSeq, limit, now));
+  }
+
+  outboxDepth(): Promise<OutboxDepth[]> {
+    return this.#read((db) => outboxDepth(db));
+  }
+
+  /** Waits for the queries under way, closes the pool and lets go of the instance lock. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+    await this.#lock.release();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new SmppdError(ErrorCode.INTERNAL, 'the store is closed');
+  }
+
+  #tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
+    return this.#db.transaction(fn);
+  }
+
+  async #read<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+    this.#open();
+    try {
+      return await fn(this.#db.direct);
+    } catch (e) {
+      throw asStoreError(e, 'a store read failed');
+    }
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Submit outcomes, and the sweeps that end parts without one: recovery of inflight parts and
+ * expiry. As in the SQLite store (`../sqlite/submit.ts`, whose reasons are shared), with what
+ * several instances add: an inflight part belongs to the instance that claimed it, and another
+ * takes it over only when that instance is gone (lease ended, instance lock free).
+ */
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { mergeStatus } from '../../sms/status.js';
+import type { BatchState, PartResult, ScheduleState } from '../store.js';
+import { REASON_BATCH_ABORTED, REASON_EXPIRED, REASON_SCHEDULE_CANCELLED, REASON_UNCERTAIN } from '../sqlite/submit.js';
+import type { Tx } from './db.js';
+import { liveInstancesSql, receiptKeyLocksSql, type LockSpaces } from './locks.js';
+import { failLoaded, failWhere, lockMessage, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
+import { applyParked, takeParked } from './receipts.js';
+
+export interface InstanceContext {
+  instanceId: string;
+  spaces: LockSpaces;
+}
+
+// The keys first (the upstream is the message's, so both in one statement), then the message in
+// the next statement: the order applyReceipt takes them in.
+const LOCK_KEYS_SQL = `SELECT m.upstream, ${receiptKeyLocksSql('$2', 'm.upstream', '$3::text[]')} AS locked
+  FROM messages m WHERE m.id = $1`;
+
+/**
+ * Records the outcomes of a claimed message's parts. A part already done keeps its first outcome;
+ * an unknown message or part is a caller's bug. A requeue of a part that another instance has
+ * claimed since (this one's claim was taken over) changes nothing: the part is that one's now.
+ */
+export async function recordSubmit(tx: Tx, ctx: InstanceContext, messageId: string, results: readonly PartResult[], now: number): Promise<void> {
+  const keys = results.flatMap((r) => (r.kind === 'accepted' ? [r.matchKey] : []));
+  const head = await tx.row<{ upstream: string }>(LOCK_KEYS_SQL, [messageId, ctx.spaces.receipt, keys]);
+  if (!head) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${messageId}`, { messageId });
+  const state = await lockMessage(tx, messageId);
+  if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} vanished`, { messageId });
+  const parked = await takeParked(tx, head.upstream, keysToMatch(state, results));
+  for (const result of results) {
+    const part = state.parts.find((p) => p.part === result.part);
+    if (!part) {
+      throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} has no part ${result.part}`, { messageId, part: result.part });
+    }
+    if (part.state === 'done') continue;
+    switch (result.kind) {
+      case 'accepted': {
+        const merged = mergeStatus(part.status, 'SENT');
+        if (merged.changed) {
+          part.status = merged.status;
+          part.reason = null;
+        }
+        Object.assign(part, {
+          state: 'done', smsc_id: result.smscId, match_key: result.matchKey, bind: result.bind, attempts: result.attempts,
+          updated_at: now, claimed_by: null, lease_until: null,
+        } satisfies Partial<PartStatusRow>);
+        tx.writes.part(part);
+        settleLoaded(tx, state, { part: result.part, receipt: null }, now);
+        applyParked(tx, state, part, result.matchKey, parked.get(result.matchKey) ?? [], now);
+        parked.delete(result.matchKey);
+        break;
+      }
+      case 'final': {
+        const merged = mergeStatus(part.status, result.status);
+        if (merged.changed) {
+          part.status = merged.status;
+          part.reason = result.reason;
+        }
+        Object.assign(part, { state: 'done', attempts: result.attempts, updated_at: now, claimed_by: null, lease_until: null } satisfies Partial<PartStatusRow>);
+        tx.writes.part(part);
+        settleLoaded(tx, state, { part: result.part, receipt: null }, now);
+        break;
+      }
+      case 'requeue':
+        if (part.state === 'inflight' && part.claimed_by !== null && part.claimed_by !== ctx.instanceId) break;
+        await requeueParts(tx, state, new Set([part]), result.notBefore, now);
+        break;
+    }
+  }
+}
+
+/** The match keys of the accepted results that will be recorded (their part not done before them), as the loop of `recordSubmit` will see them. */
+function keysToMatch(state: MessageState, results: readonly PartResult[]): string[] {
+  const done = new Set(state.parts.filter((p) => p.state === 'done').map((p) => p.part));
+  const keys: string[] = [];
+  for (const r of results) {
+    if (done.has(r.part) || !state.parts.some((p) => p.part === r.part)) continue;
+    if (r.kind === 'accepted') keys.push(r.matchKey);
+    if (r.kind !== 'requeue') done.add(r.part);
+  }
+  return keys;
+}
+
+const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = $1';
+
+/**
+ * Puts parts of a locked message back in the queue, eligible at `notBefore` (null: keep their
+ * own). Parts whose batch was aborted, or whose schedule was cancelled, meanwhile end as their
+ * queued siblings did. The batch is read after the parts were locked: an abort that has failed
+ * the batch's queued parts also holds its inflight parts until it commits (`batches.ts`), so
+ * this either waited for it and reads 'aborted', or comes first and is failed by it.
+ */
+async function requeueParts(tx: Tx, state: MessageState, parts: ReadonlySet<PartStatusRow>, notBefore: number | null, now: number): Promise<void> {
+  if (parts.size === 0) return;
+  const batchId = state.message.batch_id;
+  const gate = batchId === null ? undefined : await tx.row<{ state: BatchState; schedule_state: ScheduleState | null }>(GATE_SQL, [batchId]);
+  if (gate?.state === 'aborted') {
+    failLoaded(tx, [state], parts, REASON_BATCH_ABORTED, now);
+  } else if (gate?.schedule_state === 'cancelled') {
+    failLoaded(tx, [state], parts, REASON_SCHEDULE_CANCELLED, now);
+  } else {
+    for (const p of parts) {
+      Object.assign(p, { state: 'queued', not_before: notBefore ?? p.not_before, updated_at: now, claimed_by: null, lease_until: null } satisfies Partial<PartStatusRow>);
+      tx.writes.part(p);
+    }
+  }
+}
+
+export type Policies = Readonly<Record<string, 'resend' | 'fail'>>;
+
+interface InflightRow {
+  message_id: string;
+  part: number;
+  claimed_by: string | null;
+  lease_until: number | null;
+}
+
+/** Inflight parts of this instance (`$1`) or of an instance that is gone (`$2` now, `$3` its lock space). */
+const MINE_OR_ABANDONED_SQL = `SELECT message_id, part, claimed_by, lease_until FROM parts
+  WHERE state = 'inflight' AND (claimed_by = $1 OR claimed_by IS NULL
+    OR (lease_until < $2 AND hashtext(claimed_by)::oid NOT IN (${liveInstancesSql(3)})))
+  ORDER BY message_seq, part`;
+/** Inflight parts of instances that are gone, never this one's (`$1`). */
+const ABANDONED_SQL = `SELECT message_id, part, claimed_by, lease_until FROM parts
+  WHERE state = 'inflight' AND claimed_by IS DISTINCT FROM $1 AND (claimed_by IS NULL
+    OR (lease_until < $2 AND hashtext(claimed_by)::oid NOT IN (${liveInstancesSql(3)})))
+  ORDER BY message_seq, part`;
+
+/**
+ * Parts left inflight by a stop: this instance's (a restart: nothing of this process holds them)
+ * and, with `othersOnly` or not, those of instances that are gone: their lease has ended and
+ * their instance lock is free. Back to the queue, or FAILED as uncertain, by their upstream's
+ * policy. A part claimed again since it was selected is left alone. Returns how many parts it touched.
+ */
+export async function recoverInflight(tx: Tx, ctx: InstanceContext, policies: Policies, now: number, othersOnly = false): Promise<number> {
+  const candidates = await tx.rows<InflightRow>(othersOnly ? ABANDONED_SQL : MINE_OR_ABANDONED_SQL, [ctx.instanceId, now, ctx.spaces.instance]);
+  if (candidates.length === 0) return 0;
+  const wanted = new Map(candidates.map((c) => [`${c.message_id}\u0000${c.part}`, c]));
+  const states = await lockMessages(tx, candidates.map((c) => c.message_id));
+  let touched = 0;
+  for (const state of states) {
+    // Still as selected: inflight under the same claim.
+    const parts = state.parts.filter((p) => {
+      const c = wanted.get(`${p.message_id}\u0000${p.part}`);
+      return c !== undefined && p.state === 'inflight' && p.claimed_by === c.claimed_by && p.lease_until === c.lease_until;
+    });
+    if (parts.length === 0) continue;
+    touched += parts.length;
+    const policy = Object.hasOwn(policies, state.message.upstream) ? policies[state.message.upstream] : 'resend';
+    if (policy === 'resend') await requeueParts(tx, state, new Set(parts), null, now);
+    else failLoaded(tx, [state], new Set(parts), REASON_UNCERTAIN, now);
+  }
+  return touched;
+}
+
+/**
+ * Queued parts of messages past their expiresAt become FAILED. Returns how many messages. Every
+ * instance runs it: the second to come finds the parts done and changes nothing.
+ */
+export async function expire(tx: Tx, now: number): Promise<number> {
+  const due = await tx.rows<{ message_id: string }>(
+    `SELECT DISTINCT message_id, message_seq FROM parts
+     WHERE state = 'queued' AND expires_at IS NOT NULL AND expires_at < $1 ORDER BY message_seq`,
+    [now],
+  );
+  if (due.length === 0) return 0;
+  const pick = (p: PartStatusRow) => p.state === 'queued' && p.expires_at !== null && p.expires_at < now;
+  return (await failWhere(tx, due.map((d) => d.message_id), pick, REASON_EXPIRED, now)).messages;
+}
+
+/** Extends the lease of every part this instance holds inflight to `leaseUntil`. Returns how many. */
+export async function renewLeases(tx: Tx, ctx: InstanceContext, leaseUntil: number): Promise<number> {
+  return tx.run("UPDATE parts SET lease_until = $2 WHERE state = 'inflight' AND claimed_by = $1 AND lease_until < $2", [ctx.instanceId, leaseUntil]);
+}

@@ -1,0 +1,79 @@
+/**
+ * The pure parts of status events that both stores build the same way: the reason a message
+ * carries, the event of a change, and the event a resendDlr re-pushes. SQL stays in each store.
+ */
+import type { DeliveryStatus } from '../sms/status.js';
+import type { StatusEventPayload } from './sqlite/outbox.js';
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+interface PartStatus {
+  part: number;
+  status: DeliveryStatus;
+  reason: string | null;
+  smsc_id: string | null;
+}
+
+/** A FAILED or REJECTED message carries the reason of the part that made it so; others none. */
+export function messageReason(status: DeliveryStatus, cause: Pick<PartStatus, 'status' | 'reason'> | undefined, parts: ReadonlyArray<Pick<PartStatus, 'status' | 'reason'>>): string | null {
+  if (status !== 'FAILED' && status !== 'REJECTED') return null;
+  if (cause?.status === status) return cause.reason;
+  return parts.find((p) => p.status === status)?.reason ?? null;
+}
+
+interface MessageFields {
+  id: string;
+  destination: string;
+  batch_id: number | null;
+}
+
+/** The event of a change of the message's status, `cause` the part whose change moved it. */
+export function changeEvent(
+  message: MessageFields, status: DeliveryStatus, reason: string | null, cause: Omit<PartStatus, 'reason'>, parts: number,
+  receipt: Record<string, unknown> | null, at: number,
+): StatusEventPayload {
+  return {
+    type: 'status',
+    messageId: message.id,
+    channel: 'sms',
+    destination: message.destination,
+    status,
+    timestamp: isoTime(at),
+    reason,
+    batchId: message.batch_id,
+    part: { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id },
+    parts,
+    smscMessageId: cause.smsc_id,
+    receipt,
+  };
+}
+
+/** resendDlr: the part that last reached the message's status (none for SUBMITTED). */
+export function resendCause<P extends { status: DeliveryStatus; updated_at: number }>(status: DeliveryStatus, parts: readonly P[]): P | undefined {
+  if (status === 'SUBMITTED') return undefined;
+  return parts.filter((p) => p.status === status).sort((a, b) => b.updated_at - a.updated_at)[0] ?? parts[0];
+}
+
+/** resendDlr: the message's current status again, with that part and its last receipt. */
+export function resentEvent(
+  message: MessageFields & { status: DeliveryStatus; reason: string | null; updated_at: number },
+  cause: { part: number; status: DeliveryStatus; smsc_id: string | null } | undefined, parts: number, receiptRaw: string | undefined,
+): StatusEventPayload {
+  return {
+    type: 'status',
+    messageId: message.id,
+    channel: 'sms',
+    destination: message.destination,
+    status: message.status,
+    timestamp: isoTime(message.updated_at),
+    reason: message.reason,
+    batchId: message.batch_id,
+    part: cause ? { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id } : null,
+    parts,
+    smscMessageId: cause?.smsc_id ?? null,
+    receipt: receiptRaw === undefined ? null : (JSON.parse(receiptRaw) as Record<string, unknown>),
+    resent: true,
+  };
+}

@@ -1,0 +1,85 @@
+import { afterEach, expect, it } from 'vitest';
+import { isSmppdError } from '../../../src/core/errors.js';
+import { PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
+import { newMessage } from '../../support/sqlite-store.js';
+import { describePg, pgSchema, type PgSchema } from './pg-store.js';
+
+describePg('PostgresStore migrations and instances', () => {
+  let schema: PgSchema | undefined;
+  afterEach(async () => {
+    await schema?.cleanup();
+    schema = undefined;
+  });
+
+  it('creates the schema at its latest version and records each migration in schema_migrations', async () => {
+    schema = await pgSchema();
+    await schema.open();
+    expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual([{ version: 1, name: 'initial schema' }]);
+    const tables = (await schema.sql<{ table_name: string }>(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
+      expect(tables).toContain(t);
+    }
+  });
+
+  it('opening the same schema again applies nothing and keeps the data', async () => {
+    schema = await pgSchema();
+    const first = await schema.open();
+    await first.accept({ messages: [newMessage('a')], now: 1 });
+    await first.close();
+    await (await schema.open()).close();
+    const third = await schema.open();
+    expect((await third.getMessage('a'))?.status).toBe('SUBMITTED');
+    expect(await schema.sql('SELECT COUNT(*) AS n, MAX(version) AS v FROM schema_migrations')).toEqual([{ n: PG_MIGRATIONS.length, v: PG_MIGRATIONS.length }]);
+  });
+
+  it('refuses a schema whose version is newer than this smppd knows', async () => {
+    schema = await pgSchema();
+    await (await schema.open()).close();
+    await schema.sql('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, 0)', [PG_MIGRATIONS.length + 1, 'future']);
+    const refused = await schema.open().catch((e: unknown) => e);
+    expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+    expect((refused as Error).message).toMatch(new RegExp(`schema is version ${PG_MIGRATIONS.length + 1}`));
+  });
+
+  it('instances that start at once on a new schema apply each migration once', async () => {
+    schema = await pgSchema();
+    const s = schema;
+    const stores = await Promise.all(['a', 'b', 'c', 'd'].map((id) => s.open({ instanceId: id })));
+    expect(await s.sql('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    await stores[0]!.accept({ messages: [newMessage('m')], now: 1 });
+    expect((await stores[3]!.getMessage('m'))?.status).toBe('SUBMITTED');
+  });
+
+  it('a second running smppd with the same instance id is refused; once the first has closed, it opens', async () => {
+    schema = await pgSchema();
+    const first = await schema.open({ instanceId: 'host-1' });
+    const refused = await schema.open({ instanceId: 'host-1' }).catch((e: unknown) => e);
+    expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+    expect((refused as Error).message).toMatch(/instance id host-1/);
+    await schema.open({ instanceId: 'host-2' });
+    await first.close();
+    await expect(schema.open({ instanceId: 'host-1' })).resolves.toBeDefined();
+  });
+
+  it('stores on two schemas of one database share nothing, instance ids included', async () => {
+    schema = await pgSchema();
+    const other = await pgSchema();
+    try {
+      const here = await schema.open({ instanceId: 'same' });
+      const there = await other.open({ instanceId: 'same' });
+      await here.accept({ messages: [newMessage('a')], now: 1 });
+      expect(await there.getMessage('a')).toBeUndefined();
+      expect(await there.claim('up1', 10, 10)).toEqual([]);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
+  it('refuses a schema name that is not a lower-case SQL name, without connecting', async () => {
+    const { PostgresStore } = await import('../../../src/store/postgres/postgres-store.js');
+    const refused = await PostgresStore.open({ url: 'postgres://nobody@127.0.0.1:1/x', schema: 'Bad; DROP', instanceId: 'a' }).catch((e: unknown) => e);
+    expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+    expect((refused as Error).message).toMatch(/lower-case SQL name/);
+  });
+});

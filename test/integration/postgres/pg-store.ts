@@ -1,0 +1,96 @@
+/**
+ * Helpers for tests of the PostgreSQL store. They run against the database named by
+ * SMPPD_TEST_PG_URL and are skipped without it (the suite's name says how to run them). Each
+ * test gets a schema of its own, with a random name, dropped after it: test files run in parallel
+ * on one database.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, beforeEach, describe } from 'vitest';
+import { PostgresStore, type PostgresStoreOptions } from '../../../src/store/postgres/postgres-store.js';
+import { TYPES } from '../../../src/store/postgres/db.js';
+
+export const PG_URL = process.env.SMPPD_TEST_PG_URL;
+
+const HOW_TO_RUN = 'skipped; set SMPPD_TEST_PG_URL to a PostgreSQL database the tests may create schemas in, e.g. '
+  + 'SMPPD_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test npx vitest run test/integration/postgres';
+
+/** `describe` that runs only with SMPPD_TEST_PG_URL set; skipped, it prints one line saying how to run it. */
+export function describePg(name: string, body: () => void): void {
+  if (PG_URL === undefined) {
+    // eslint-disable-next-line no-console -- a skipped suite's one line about why it did not run
+    console.log(`${name}: ${HOW_TO_RUN}`);
+  }
+  describe.skipIf(PG_URL === undefined)(name, body);
+}
+
+export type Rows = <R = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<R[]>;
+
+export interface PgSchema {
+  name: string;
+  /** Opens a store on the schema; instance 'test-a' unless told. Closed by `cleanup`. */
+  open(options?: Partial<Omit<PostgresStoreOptions, 'url' | 'schema'>>): Promise<PostgresStore>;
+  /** Runs SQL on the schema through a connection of its own (an operator's psql). */
+  sql: Rows;
+  /** Closes every store it opened and drops the schema. */
+  cleanup(): Promise<void>;
+}
+
+export async function pgSchema(): Promise<PgSchema> {
+  if (PG_URL === undefined) throw new Error('SMPPD_TEST_PG_URL is not set');
+  const url = PG_URL;
+  const name = `smppd_t_${randomBytes(6).toString('hex')}`;
+  const stores: PostgresStore[] = [];
+  const inspector = new pg.Client({ connectionString: url, options: `-c search_path=${name}`, types: TYPES });
+  await inspector.connect();
+  return {
+    name,
+    async open(options = {}) {
+      const store = await PostgresStore.open({ url, schema: name, instanceId: 'test-a', poolSize: 4, ...options });
+      stores.push(store);
+      return store;
+    },
+    async sql<R>(text: string, params: unknown[] = []) {
+      return (await inspector.query(text, params)).rows as R[];
+    },
+    async cleanup() {
+      for (const s of stores) await s.close();
+      await inspector.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+      await inspector.end();
+    },
+  };
+}
+
+/** What `storePerTest` opens: read its fields inside tests, after `beforeEach` ran. */
+export interface PgStoreUnderTest {
+  schema: PgSchema;
+  store: PostgresStore;
+  sql: Rows;
+}
+
+/** A fresh schema and a store on it for every test of the calling `describe`, dropped after it. */
+export function pgStorePerTest(options: Partial<Omit<PostgresStoreOptions, 'url' | 'schema'>> = {}): PgStoreUnderTest {
+  const t = {} as PgStoreUnderTest;
+  beforeEach(async () => {
+    t.schema = await pgSchema();
+    t.store = await t.schema.open(options);
+    t.sql = t.schema.sql;
+  });
+  afterEach(async () => t.schema?.cleanup());
+  return t;
+}
+
+type Event = Record<string, unknown> & { status: string };
+
+/** Outbox rows of kind 'status' with their payload parsed, oldest first. */
+export async function statusEvents(sql: Rows, messageId?: string): Promise<Event[]> {
+  const rows = messageId === undefined
+    ? await sql<{ payload: string }>("SELECT payload FROM outbox WHERE kind = 'status' ORDER BY id")
+    : await sql<{ payload: string }>("SELECT payload FROM outbox WHERE kind = 'status' AND message_id = $1 ORDER BY id", [messageId]);
+  return rows.map((r) => JSON.parse(r.payload) as Event);
+}
+
+/** `statusEvents` after acceptance (SUBMITTED is the accept tests' to check). */
+export async function changeEvents(sql: Rows, messageId?: string): Promise<Event[]> {
+  return (await statusEvents(sql, messageId)).filter((e) => e.status !== 'SUBMITTED');
+}

@@ -1,0 +1,95 @@
+/**
+ * The plans of the hot path, on a schema whose tables have no statistics yet (a fresh install, a
+ * bulk load before autovacuum's first ANALYZE), as PostgreSQL plans each statement: with its
+ * parameters (a custom plan) and, once a prepared statement has run a few times, without them
+ * (a generic plan). Each must reach its rows through an index: a scan of parts, messages or the
+ * outbox costs a hot-path statement the size of the table.
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { CLAIM_SQL } from '../../../src/store/postgres/claim.js';
+import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js';
+import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
+import { FIND_PART_SQL } from '../../../src/store/postgres/receipts.js';
+import { FLUSH_SQL } from '../../../src/store/postgres/writes.js';
+import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { newMessage } from '../../support/sqlite-store.js';
+import { describePg, pgSchema, type PgSchema } from './pg-store.js';
+
+/** A parameter as an SQL literal, for EXECUTE (which takes no bind parameters). */
+function literal(v: unknown): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return literal(`{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`);
+  return `'${String(v).replaceAll("'", "''")}'`;
+}
+
+describePg('PostgresStore query plans of the hot path, before any ANALYZE', () => {
+  let schema: PgSchema;
+  let store: PostgresStore;
+  beforeEach(async () => {
+    schema = await pgSchema();
+    store = await schema.open();
+    for (let k = 0; k < 3; k++) {
+      await store.accept({ messages: Array.from({ length: 2_000 }, (_, i) => newMessage(`m${k}-${i}`, { partCount: 1 + (i % 3) })), now: 1 });
+    }
+    const claimed = await store.claim('up1', 10, 500);
+    for (const m of claimed.slice(0, 100)) {
+      await store.recordSubmit(m.id, m.parts.map((p) => ({ part: p.part, kind: 'accepted' as const, smscId: `${m.id}/${p.part}`, matchKey: `${m.id}/${p.part}`, bind: 'b', attempts: 1 })), 20);
+    }
+  });
+  afterEach(async () => schema.cleanup());
+
+  async function plans(sql: string, params: unknown[]): Promise<{ custom: string; generic: string }> {
+    const text = (rows: Array<{ 'QUERY PLAN': string }>) => rows.map((r) => r['QUERY PLAN']).join('\n');
+    await schema.sql('BEGIN');
+    try {
+      const custom = text(await schema.sql(`EXPLAIN ${sql}`, params));
+      await schema.sql('SET LOCAL plan_cache_mode = force_generic_plan');
+      await schema.sql(`PREPARE hot AS ${sql}`);
+      const generic = text(await schema.sql(`EXPLAIN EXECUTE hot(${params.map(literal).join(', ')})`));
+      return { custom, generic };
+    } finally {
+      await schema.sql('ROLLBACK');
+      await schema.sql('DEALLOCATE ALL');
+    }
+  }
+
+  const noScanOf = (plan: string, ...tables: string[]) => {
+    for (const t of tables) expect(plan).not.toMatch(new RegExp(`Seq Scan on ${t}\\b`));
+  };
+
+  it('a claim walks parts_claim in order and finds each message\'s first queued part through parts_queued', async () => {
+    for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, 100, 'test-a', 1_000]))) {
+      expect(plan).toContain('parts_claim');
+      expect(plan).toContain('parts_queued');
+      noScanOf(plan, 'parts', 'messages');
+    }
+  });
+
+  it('a receipt finds its part through parts_match and locks the message and its parts by key', async () => {
+    for (const plan of Object.values(await plans(FIND_PART_SQL, ['up1', ['nomatch', 'm0-1/1']]))) {
+      expect(plan).toContain('parts_match');
+      noScanOf(plan, 'parts', 'messages');
+    }
+  });
+
+  it('a status change locks its messages and parts by key, and writes them back by key', async () => {
+    for (const plan of Object.values(await plans(LOCK_SQL, [['m0-1', 'm0-2']]))) noScanOf(plan, 'parts', 'messages');
+    const params = [
+      ['m0-1'], [1], ['done'], ['SENT'], [null], ['S'], ['s'], ['b'], [1], [null], [30], [null], [null],
+      ['m0-1'], ['SENT'], [null], [1], [30],
+      [], [], [], [], [], [], [], [], [], [],
+      ['m0-1'], ['acme'], ['up1'], ['{}'], [30],
+      [],
+      [1], [1], 30,
+    ];
+    for (const plan of Object.values(await plans(FLUSH_SQL, params))) noScanOf(plan, 'parts', 'messages', 'outbox', 'batches');
+  });
+
+  it('an event claim walks outbox_due in order', async () => {
+    for (const plan of Object.values(await plans(CLAIM_EVENTS_SQL, ['acme', 100, 100, 1_000, 'test-a']))) {
+      expect(plan).toContain('outbox_due');
+      noScanOf(plan, 'outbox');
+    }
+  });
+});
