@@ -29,9 +29,9 @@ interface MessageFields {
   batch_id: number | null;
 }
 
-/** The event of a change of the message's status, `cause` the part whose change moved it. */
-export function changeEvent(
-  message: MessageFields, status: DeliveryStatus, reason: string | null, cause: Omit<PartStatus, 'reason'>, parts: number,
+/** A status event of `message`: its status and reason as given, `cause` the part it names (none for SUBMITTED). */
+function statusEvent(
+  message: MessageFields, status: DeliveryStatus, reason: string | null, cause: Omit<PartStatus, 'reason'> | undefined, parts: number,
   receipt: Record<string, unknown> | null, at: number,
 ): StatusEventPayload {
   return {
@@ -43,11 +43,19 @@ export function changeEvent(
     timestamp: isoTime(at),
     reason,
     batchId: message.batch_id,
-    part: { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id },
+    part: cause ? { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id } : null,
     parts,
-    smscMessageId: cause.smsc_id,
+    smscMessageId: cause?.smsc_id ?? null,
     receipt,
   };
+}
+
+/** The event of a change of the message's status, `cause` the part whose change moved it. */
+export function changeEvent(
+  message: MessageFields, status: DeliveryStatus, reason: string | null, cause: Omit<PartStatus, 'reason'>, parts: number,
+  receipt: Record<string, unknown> | null, at: number,
+): StatusEventPayload {
+  return statusEvent(message, status, reason, cause, parts, receipt, at);
 }
 
 /** resendDlr: the part that last reached the message's status (none for SUBMITTED). */
@@ -59,21 +67,8 @@ export function resendCause<P extends { status: DeliveryStatus; updated_at: numb
 /** resendDlr: the message's current status again, with that part and its last receipt. */
 export function resentEvent(
   message: MessageFields & { status: DeliveryStatus; reason: string | null; updated_at: number },
-  cause: { part: number; status: DeliveryStatus; smsc_id: string | null } | undefined, parts: number, receiptRaw: string | undefined,
+  cause: Omit<PartStatus, 'reason'> | undefined, parts: number, receiptRaw: string | undefined,
 ): StatusEventPayload {
-  return {
-    type: 'status',
-    messageId: message.id,
-    channel: 'sms',
-    destination: message.destination,
-    status: message.status,
-    timestamp: isoTime(message.updated_at),
-    reason: message.reason,
-    batchId: message.batch_id,
-    part: cause ? { part: cause.part, status: cause.status, smscMessageId: cause.smsc_id } : null,
-    parts,
-    smscMessageId: cause?.smsc_id ?? null,
-    receipt: receiptRaw === undefined ? null : (JSON.parse(receiptRaw) as Record<string, unknown>),
-    resent: true,
-  };
+  const receipt = receiptRaw === undefined ? null : (JSON.parse(receiptRaw) as Record<string, unknown>);
+  return { ...statusEvent(message, message.status, message.reason, cause, parts, receipt, message.updated_at), resent: true };
 }

@@ -22,6 +22,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** Whether the daemon has declared `queue`. A failed check closes its channel: each look gets a channel of its own. */
+async function queueExists(view: BrokerView, queue: string): Promise<boolean> {
+  const ch = await view.connection.createChannel();
+  ch.on('error', () => {});
+  const found = await ch.checkQueue(queue).then(() => true, () => false);
+  await ch.close().catch(() => {});
+  return found;
+}
+
 describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
   it('a queued send request is delivered and its events are published; an invalid one is dead-lettered', async () => {
     const view = await BrokerView.open();
@@ -51,15 +60,7 @@ describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
     await view.channel.assertExchange(exchange, 'topic', { durable: true });
     await view.channel.assertQueue(seen, { durable: false });
     await view.channel.bindQueue(seen, exchange, 'status.#');
-    // A failed check closes its channel: each look gets a channel of its own.
-    const queueExists = async (): Promise<boolean> => {
-      const ch = await view.connection.createChannel();
-      ch.on('error', () => {});
-      const found = await ch.checkQueue(queue).then(() => true, () => false);
-      await ch.close().catch(() => {});
-      return found;
-    };
-    await until(queueExists, 10_000, 'the daemon to declare its send queue');
+    await until(() => queueExists(view, queue), 10_000, 'the daemon to declare its send queue');
 
     view.publishJson(queue, { senderId: 'amqp', destinationNumber: '447700900123', message: 'via the queue', messageType: 'TEXT', reference: 'r-1' });
     view.publishJson(queue, { senderId: 'amqp', destinationNumber: '+447700900123', message: 'bad number', messageType: 'TEXT' });
@@ -104,14 +105,7 @@ describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
     ].join('\n'), dir);
     const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
     cleanups.push(() => d.stop());
-    const queueExists = async (): Promise<boolean> => {
-      const ch = await view.connection.createChannel();
-      ch.on('error', () => {});
-      const found = await ch.checkQueue(queue).then(() => true, () => false);
-      await ch.close().catch(() => {});
-      return found;
-    };
-    await until(queueExists, 10_000, 'the daemon to declare its send queue');
+    await until(() => queueExists(view, queue), 10_000, 'the daemon to declare its send queue');
 
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(join(dir, 'smppd.db'), { readonly: true });

@@ -5,12 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyEnvOverrides, envName, type Env } from '../../../src/config/env.js';
 import { loadConfigFile, loadConfigWithOverrides, parseConfig } from '../../../src/config/load.js';
 import { isSmppdError } from '../../../src/core/errors.js';
-import type { StoreConfig } from '../../../src/config/schema.js';
-/** The store section of a config that must be SQLite's. */
-function sqliteStore(c: { store: StoreConfig }): Extract<StoreConfig, { kind: 'sqlite' }> {
-  if (c.store.kind !== 'sqlite') throw new Error(`expected a sqlite store, got ${c.store.kind}`);
-  return c.store;
-}
+import { sqliteStore } from '../../support/config.js';
 
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-env-'));

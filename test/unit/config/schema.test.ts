@@ -5,12 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, maskSecrets, parseConfig } from '../../../src/config/load.js';
 import { isSmppdError, type ErrorCode } from '../../../src/core/errors.js';
-import type { StoreConfig } from '../../../src/config/schema.js';
-/** The store section of a config that must be SQLite's. */
-function sqliteStore(c: { store: StoreConfig }): Extract<StoreConfig, { kind: 'sqlite' }> {
-  if (c.store.kind !== 'sqlite') throw new Error(`expected a sqlite store, got ${c.store.kind}`);
-  return c.store;
-}
+import { sqliteStore } from '../../support/config.js';
 
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-config-'));
