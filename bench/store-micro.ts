@@ -3,17 +3,23 @@
  * messages on a fresh SQLite file, in concurrent batches (so writes share group commits as in
  * the daemon), printing CPU µs per message of each step (process.cpuUsage, user + system).
  *
- *   node --import ./test/support/ts-register.mjs bench/store-micro.ts [N] [batch]
+ *   node --import ./test/support/ts-register.mjs bench/store-micro.ts [N] [batch] [postgres://…]
+ *
+ * With a PostgreSQL URL it runs on the PostgreSQL store instead (a fresh schema, dropped after),
+ * and prints the wall-clock rate of each step as well: there the database's own CPU is not ours.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SystemClock } from '../src/core/clock.js';
+import pg from 'pg';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import type { NewMessage } from '../src/store/store.js';
+import type { NewMessage, Store } from '../src/store/store.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 const BATCH = Number(process.argv[3] ?? 200);
+const PG_URL = process.argv[4];
 
 function message(i: number): NewMessage {
   return {
@@ -24,17 +30,41 @@ function message(i: number): NewMessage {
   };
 }
 
-async function timed(name: string, fn: () => Promise<void>, results: Map<string, number>): Promise<void> {
+interface StepFigures {
+  cpuUsPerMessage: number;
+  perSecond: number;
+}
+
+async function timed(name: string, fn: () => Promise<void>, results: Map<string, StepFigures>): Promise<void> {
   const start = process.cpuUsage();
+  const wallStart = performance.now();
   await fn();
   const used = process.cpuUsage(start);
-  results.set(name, (used.user + used.system) / N);
+  results.set(name, { cpuUsPerMessage: (used.user + used.system) / N, perSecond: N / ((performance.now() - wallStart) / 1000) });
+}
+
+const SCHEMA = `smppd_micro_${process.pid}`;
+
+async function openStore(dir: string): Promise<Store> {
+  if (PG_URL === undefined) return SqliteStore.open({ path: join(dir, 'smppd.db'), clock: new SystemClock() });
+  return PostgresStore.open({ url: PG_URL, schema: SCHEMA, instanceId: 'micro', poolSize: 20 });
+}
+
+async function dropSchema(): Promise<void> {
+  if (PG_URL === undefined) return;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'smppd-micro-'));
-  const store = await SqliteStore.open({ path: join(dir, 'smppd.db'), clock: new SystemClock() });
-  const results = new Map<string, number>();
+  const store = await openStore(dir);
+  const results = new Map<string, StepFigures>();
   const now = 1_700_000_000_000;
   const chunks = Array.from({ length: Math.ceil(N / BATCH) }, (_, c) =>
     Array.from({ length: Math.min(BATCH, N - c * BATCH) }, (_, j) => c * BATCH + j));
@@ -70,13 +100,14 @@ async function main(): Promise<void> {
     if (check?.status !== 'DELIVERED') throw new Error(`last message is ${check?.status ?? 'missing'}`);
   } finally {
     await store.close();
+    await dropSchema();
     rmSync(dir, { recursive: true, force: true });
   }
   let total = 0;
-  process.stdout.write(`N=${N} batch=${BATCH}\n`);
-  for (const [name, us] of results) {
-    total += us;
-    process.stdout.write(`${name.padEnd(14)} ${us.toFixed(1).padStart(7)} µs/message\n`);
+  process.stdout.write(`N=${N} batch=${BATCH} store=${PG_URL === undefined ? 'sqlite' : 'postgres'}\n`);
+  for (const [name, f] of results) {
+    total += f.cpuUsPerMessage;
+    process.stdout.write(`${name.padEnd(14)} ${f.cpuUsPerMessage.toFixed(1).padStart(7)} µs/message ${Math.round(f.perSecond).toString().padStart(8)}/s\n`);
   }
   process.stdout.write(`${'total'.padEnd(14)} ${total.toFixed(1).padStart(7)} µs/message\n`);
 }

@@ -18,15 +18,38 @@ interface Target {
 }
 
 export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
-  for (const m of request.messages) {
-    if (m.parts.length === 0) throw new SmppdError(ErrorCode.INTERNAL, `message ${m.id} has no parts`, { messageId: m.id });
-  }
+  checkParts(request);
   const target = await resolveTarget(tx, spaces, request);
-  if (request.messages.length > 0) await insertMessages(tx, request.messages, target, request.now);
+  if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now })), target);
   if (target.batchId !== null && request.batch === undefined) {
     await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);
   }
   return { batchId: target.batchId, scheduleId: target.scheduleId };
+}
+
+/** Whether the request only adds messages: no batch, new or existing, and no schedule (a sendSms). */
+export function isLoose(request: AcceptRequest): boolean {
+  return request.batch === undefined && request.batchId === undefined && request.schedule === undefined;
+}
+
+/**
+ * Several loose requests (`isLoose`) in the same three statements, their messages in the order
+ * of the requests: what single sendSms calls under load come to.
+ */
+export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[]): Promise<Accepted[]> {
+  for (const r of requests) {
+    if (!isLoose(r)) throw new SmppdError(ErrorCode.INTERNAL, 'acceptLoose takes requests without a batch or a schedule');
+    checkParts(r);
+  }
+  const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now })));
+  if (rows.length > 0) await insertMessages(tx, rows, { batchId: null, scheduleId: null, held: 0 });
+  return requests.map(() => ({ batchId: null, scheduleId: null }));
+}
+
+function checkParts(request: AcceptRequest): void {
+  for (const m of request.messages) {
+    if (m.parts.length === 0) throw new SmppdError(ErrorCode.INTERNAL, `message ${m.id} has no parts`, { messageId: m.id });
+  }
 }
 
 /** The batch and schedule the messages join, created when asked for. */
@@ -83,10 +106,10 @@ const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_i
     status, events, created_at, updated_at)
   SELECT u.id, u.client, u.upstream, $1, u.source, u.destination, u.text, u.message_type, u.encoding, u.campaign_name,
     u.registered_delivery, u.source_ton, u.source_npi, u.dest_ton, u.dest_npi, u.validity_period, u.expires_at, u.not_before,
-    'SUBMITTED', u.events, $2, $2
-  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+    'SUBMITTED', u.events, u.now, u.now
+  FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
     $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[])
-    WITH ORDINALITY AS u(id, client, upstream, source, destination, text, message_type, encoding, campaign_name,
+    WITH ORDINALITY AS u(now, id, client, upstream, source, destination, text, message_type, encoding, campaign_name,
       registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, n)
   ORDER BY u.n
   RETURNING seq, id`;
@@ -94,34 +117,40 @@ const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_i
 const INSERT_PARTS_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, batch_id, expires_at, held, data_coding, esm_class,
     short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at)
   SELECT u.message_id, u.part, u.message_seq, u.upstream, $1, u.expires_at, $2, u.data_coding, u.esm_class,
-    u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, 'queued', 'SUBMITTED', u.not_before, $3
-  FROM unnest($4::text[], $5::int[], $6::bigint[], $7::text[], $8::bigint[], $9::int[], $10::int[], $11::bytea[],
+    u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, 'queued', 'SUBMITTED', u.not_before, u.now
+  FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bigint[], $7::text[], $8::bigint[], $9::int[], $10::int[], $11::bytea[],
     $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[])
-    AS u(message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload, not_before)`;
+    AS u(now, message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload, not_before)`;
 
-async function insertMessages(tx: Tx, messages: readonly NewMessage[], target: Target, now: number): Promise<void> {
-  const col = <T>(f: (m: NewMessage) => T): T[] => messages.map(f);
+/** A new message and the time its request was accepted. */
+interface NewRow {
+  m: NewMessage;
+  now: number;
+}
+
+async function insertMessages(tx: Tx, rows: readonly NewRow[], target: Target): Promise<void> {
+  const col = <T>(f: (m: NewMessage) => T): T[] => rows.map((r) => f(r.m));
   const inserted = await tx.rows<{ seq: number; id: string }>(INSERT_MESSAGES_SQL, [
-    target.batchId, now,
+    target.batchId, rows.map((r) => r.now),
     col((m) => m.id), col((m) => m.client), col((m) => m.upstream), col((m) => m.source), col((m) => m.destination),
     col((m) => m.text), col((m) => m.messageType), col((m) => m.encoding), col((m) => m.campaignName),
     col((m) => m.registeredDelivery), col((m) => m.sourceTon), col((m) => m.sourceNpi), col((m) => m.destTon), col((m) => m.destNpi),
     col((m) => m.validityPeriod), col((m) => m.expiresAt), col((m) => m.notBefore), col((m) => (m.events ? 1 : 0)),
   ]);
   const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
-  const parts = messages.flatMap((m) => m.parts.map((p, i) => ({ m, p, part: i + 1 })));
+  const parts = rows.flatMap(({ m, now }) => m.parts.map((p, i) => ({ m, p, now, part: i + 1 })));
   await tx.run(INSERT_PARTS_SQL, [
-    target.batchId, target.held, now,
+    target.batchId, target.held, parts.map((x) => x.now),
     parts.map((x) => x.m.id), parts.map((x) => x.part), parts.map((x) => seqOf.get(x.m.id)), parts.map((x) => x.m.upstream),
     parts.map((x) => x.m.expiresAt), parts.map((x) => x.p.dataCoding), parts.map((x) => x.p.esmClass), parts.map((x) => x.p.shortMessage),
     parts.map((x) => x.p.sar?.refNum ?? null), parts.map((x) => x.p.sar?.total ?? null), parts.map((x) => x.p.sar?.seq ?? null),
     parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
   ]);
-  await writeNewMessageEvents(tx, messages.filter((m) => m.events).map((m) => {
+  await writeNewMessageEvents(tx, rows.filter((r) => r.m.events).map(({ m, now }) => {
     const payload: StatusEventPayload = {
       type: 'status', messageId: m.id, channel: 'sms', destination: m.destination, status: 'SUBMITTED', timestamp: isoTime(now),
       reason: null, batchId: target.batchId, part: null, parts: m.parts.length, smscMessageId: null, receipt: null,
     };
-    return { route: m, payload };
-  }), now);
+    return { route: m, payload, at: now };
+  }));
 }

@@ -28,21 +28,13 @@ export function lockSpaces(schema: string): LockSpaces {
 }
 
 /**
- * An expression that takes the locks of receipt keys until the end of the transaction, in the
+ * A statement that takes the locks of receipt keys until the end of the transaction, in the
  * order of their hashes (so two key sets never deadlock), and yields how many it took:
- * `space` names the receipt lock space, `upstream` the upstream, `keys` a text[] of keys.
+ * `space` names the receipt lock space, `pairs` is a FROM item `u` with columns upstream and key.
  */
-export function receiptKeyLocksSql(space: string, upstream: string, keys: string): string {
-  return `(SELECT count(pg_advisory_xact_lock(hashtext(${space}), h)) FROM (
-    SELECT DISTINCT hashtext(${upstream} || chr(31) || k) AS h FROM unnest(${keys}) AS k ORDER BY 1) AS s)`;
-}
-
-const LOCK_RECEIPT_KEYS_SQL = `SELECT ${receiptKeyLocksSql('$1', '$2', '$3::text[]')} AS locked`;
-
-/** Takes the locks of a receipt's keys on an upstream, until the end of the transaction. */
-export async function lockReceiptKeys(tx: Tx, spaces: LockSpaces, upstream: string, keys: readonly string[]): Promise<void> {
-  if (keys.length === 0) return;
-  await tx.run(LOCK_RECEIPT_KEYS_SQL, [spaces.receipt, upstream, keys]);
+export function receiptKeyLocksSql(space: string, pairs: string): string {
+  return `SELECT count(pg_advisory_xact_lock(hashtext(${space}), s.h)) AS locked FROM (
+    SELECT DISTINCT hashtext(u.upstream || chr(31) || u.key) AS h FROM ${pairs} ORDER BY 1) AS s`;
 }
 
 /** Takes the gate of a batch until the end of the transaction. */

@@ -15,17 +15,17 @@ const INSERT_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payl
 
 // Messages just created: no earlier event, so each SUBMITTED is its message's head (pending).
 const INSERT_MANY_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
-  SELECT 'status', u.message_id, u.client, u.upstream, u.payload, $1, $1, $1, 'pending'
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(message_id, client, upstream, payload, n)
+  SELECT 'status', u.message_id, u.client, u.upstream, u.payload, u.at, u.at, u.at, 'pending'
+  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(at, message_id, client, upstream, payload, n)
   ORDER BY u.n`;
 
 /** The SUBMITTED events of new messages, in one statement, their ids in the order given. */
 export async function writeNewMessageEvents(
-  tx: Tx, events: ReadonlyArray<{ route: { client: string; upstream: string }; payload: StatusEventPayload }>, now: number,
+  tx: Tx, events: ReadonlyArray<{ route: { client: string; upstream: string }; payload: StatusEventPayload; at: number }>,
 ): Promise<void> {
   if (events.length === 0) return;
   await tx.run(INSERT_MANY_SQL, [
-    now,
+    events.map((e) => e.at),
     events.map((e) => e.payload.messageId),
     events.map((e) => e.route.client),
     events.map((e) => e.route.upstream),

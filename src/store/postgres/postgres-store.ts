@@ -11,7 +11,10 @@
  * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances).
  *
  * Each write is one transaction on a pooled connection (a claim, an event claim: one statement),
- * committed before its promise resolves. pg stays in this folder: the other layers see `Store`.
+ * committed before its promise resolves. The writes of every message — accepts of single
+ * messages, submit outcomes, receipts — are group-committed (`write-batcher.ts`): concurrent
+ * ones share a transaction whose statements carry them all. pg stays in this folder: the other
+ * layers see `Store`.
  */
 import pg from 'pg';
 import { SystemClock, type Clock } from '../../core/clock.js';
@@ -21,7 +24,7 @@ import type {
   OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
   SettledEvents, Store, StoreCounts,
 } from '../store.js';
-import { accept } from './accept.js';
+import { accept, acceptLoose, isLoose } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
 import { asStoreError, Db, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
@@ -32,8 +35,9 @@ import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';
-import { applyReceipt, pruneParked } from './receipts.js';
-import { expire, recordSubmit, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
+import { applyReceipts, pruneParked } from './receipts.js';
+import { expire, recordSubmits, recoverInflight, renewLeases, type InstanceContext, type Policies, type SubmitOutcome } from './submit.js';
+import { WriteBatcher, type WriteBatcherStats } from './write-batcher.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/db (a secret: never logged). */
@@ -60,12 +64,28 @@ export interface PostgresStoreOptions {
 
 const DEFAULT_LEASE_MS = 300_000;
 
+// Per kind of write: two transactions at a time keep a round trip of one hidden behind the other
+// and leave most of the pool to claims, events and reads; a batch of 500 holds its locks for a
+// few milliseconds.
+const BATCH_CONCURRENCY = 2;
+const MAX_BATCH = 500;
+
+export interface PostgresStoreStats extends DbStats {
+  /** The group commits of accepts, submit outcomes and receipts. */
+  accepts: WriteBatcherStats;
+  submits: WriteBatcherStats;
+  receipts: WriteBatcherStats;
+}
+
 export class PostgresStore implements Store {
   readonly #db: Db;
   readonly #pool: pg.Pool;
   readonly #lock: InstanceLock;
   readonly #ctx: InstanceContext;
   readonly #leaseMs: number;
+  readonly #accepts: WriteBatcher<AcceptRequest, Accepted>;
+  readonly #submits: WriteBatcher<SubmitOutcome, undefined>;
+  readonly #receipts: WriteBatcher<ReceiptRecord, ReceiptApplied>;
   #closed = false;
 
   private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number) {
@@ -74,6 +94,12 @@ export class PostgresStore implements Store {
     this.#lock = lock;
     this.#ctx = ctx;
     this.#leaseMs = leaseMs;
+    const batched = { concurrency: BATCH_CONCURRENCY, maxBatch: MAX_BATCH };
+    this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#tx((tx) => acceptLoose(tx, requests)) });
+    this.#submits = new WriteBatcher({
+      ...batched, runBatch: async (outcomes) => { await this.#tx((tx) => recordSubmits(tx, this.#ctx, outcomes)); return outcomes.map(() => undefined); },
+    });
+    this.#receipts = new WriteBatcher({ ...batched, runBatch: (receipts) => this.#tx((tx) => applyReceipts(tx, this.#ctx.spaces, receipts)) });
   }
 
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
@@ -113,9 +139,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Transactions committed so far, and those run again after a deadlock: for metrics and tests. */
-  get stats(): DbStats {
-    return this.#db.stats;
+  /** Transactions committed so far, those run again after a deadlock, and the group commits: for metrics and tests. */
+  get stats(): PostgresStoreStats {
+    return { ...this.#db.stats, accepts: this.#accepts.stats, submits: this.#submits.stats, receipts: this.#receipts.stats };
   }
 
   get instanceId(): string {
@@ -123,6 +149,7 @@ export class PostgresStore implements Store {
   }
 
   accept(request: AcceptRequest): Promise<Accepted> {
+    if (isLoose(request)) return this.#accepts.write(request);
     return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
   }
 
@@ -137,11 +164,11 @@ export class PostgresStore implements Store {
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
-    return this.#tx((tx) => recordSubmit(tx, this.#ctx, messageId, results, now));
+    return this.#submits.write({ messageId, results, now });
   }
 
   applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
-    return this.#tx((tx) => applyReceipt(tx, this.#ctx.spaces, receipt));
+    return this.#receipts.write(receipt);
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {

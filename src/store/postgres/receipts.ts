@@ -2,14 +2,14 @@
  * Receipts, as in the SQLite store (`../sqlite/receipts.ts`): matched to their part by any of
  * their keys within the upstream, kept raw with the part, or parked until the submit outcome that
  * gives a part that key. The receipt may arrive on any instance's bind and the submit outcome be
- * recorded by another: both hold the advisory locks of the keys (`lockReceiptKeys`), so one of
+ * recorded by another: both hold the advisory locks of the keys (`receiptKeyLocksSql`), so one of
  * them sees what the other committed, and a parked receipt is applied exactly once.
  */
 import { mergeStatus, type DeliveryStatus } from '../../sms/status.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
-import { lockReceiptKeys, type LockSpaces } from './locks.js';
-import { LOCK_COLUMNS, settleLoaded, statesOf, type LockRow, type MessageState, type PartStatusRow } from './part-status.js';
+import { receiptKeyLocksSql, type LockSpaces } from './locks.js';
+import { lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 
 /** A receipt as it is applied, fresh or unparked. */
 interface ReceiptData {
@@ -29,35 +29,48 @@ interface ParkedRow {
   received_at: number;
 }
 
-/**
- * The part with the first of the keys that any part has on this upstream (any bind of any
- * instance; the latest message's when an SMSC has reused an id), locked with its message and
- * siblings in the same statement. `found_part` and `found_key` say which part and key matched.
- */
-export const FIND_PART_SQL = `WITH f AS (
-    SELECT found.message_id, found.part, k.key FROM unnest($2::text[]) WITH ORDINALITY AS k(key, n)
-    CROSS JOIN LATERAL (SELECT message_id, part FROM parts WHERE upstream = $1 AND match_key = k.key
-      ORDER BY message_seq DESC, part DESC LIMIT 1) AS found
-    ORDER BY k.n LIMIT 1)
-  SELECT ${LOCK_COLUMNS}, f.part AS found_part, f.key AS found_key
-  FROM f JOIN messages m ON m.id = f.message_id JOIN parts p ON p.message_id = m.id
-  ORDER BY p.part
-  FOR UPDATE OF m, p`;
+// The keys of every receipt, in hash order: two transactions never wait on each other's keys.
+const LOCK_KEYS_SQL = receiptKeyLocksSql('$1', 'unnest($2::text[], $3::text[]) AS u(upstream, key)');
 
-export async function applyReceipt(tx: Tx, spaces: LockSpaces, receipt: ReceiptRecord): Promise<ReceiptApplied> {
-  await lockReceiptKeys(tx, spaces, receipt.upstream, receipt.keys);
-  const rows = await tx.rows<LockRow & { found_part: number; found_key: string }>(FIND_PART_SQL, [receipt.upstream, receipt.keys]);
-  const [state] = statesOf(rows);
-  const found = rows[0];
-  const part = state?.parts.find((p) => p.part === found?.found_part);
-  if (!state || !found || !part) {
-    await park(tx, receipt);
-    return { kind: 'parked' };
+/**
+ * For each receipt (`n`), the part with the first of its keys (`ord`) that any part has on its
+ * upstream (any bind of any instance; the latest message's when an SMSC has reused an id).
+ * Unlocked: with the keys' locks held no part gets or changes such a key meanwhile.
+ */
+export const FIND_PARTS_SQL = `SELECT DISTINCT ON (k.n) k.n, found.message_id, found.part, k.key
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::int[]) AS k(n, upstream, key, ord)
+  CROSS JOIN LATERAL (SELECT message_id, part FROM parts WHERE upstream = k.upstream AND match_key = k.key
+    ORDER BY message_seq DESC, part DESC LIMIT 1) AS found
+  ORDER BY k.n, k.ord`;
+
+/**
+ * Applies receipts in the order given, in three statements whatever their number (and one per
+ * receipt that parks): the keys' locks, the parts that have them, their messages' locks.
+ */
+export async function applyReceipts(tx: Tx, spaces: LockSpaces, receipts: readonly ReceiptRecord[]): Promise<ReceiptApplied[]> {
+  const keys = receipts.flatMap((r, n) => [...new Set(r.keys)].map((key, ord) => ({ n, upstream: r.upstream, key, ord })));
+  if (keys.length > 0) await tx.run(LOCK_KEYS_SQL, [spaces.receipt, keys.map((k) => k.upstream), keys.map((k) => k.key)]);
+  const found = keys.length === 0 ? [] : await tx.rows<{ n: number; message_id: string; part: number; key: string }>(FIND_PARTS_SQL, [
+    keys.map((k) => k.n), keys.map((k) => k.upstream), keys.map((k) => k.key), keys.map((k) => k.ord),
+  ]);
+  const byReceipt = new Map(found.map((f) => [f.n, f]));
+  const states = new Map((await lockMessages(tx, found.map((f) => f.message_id))).map((s) => [s.message.id, s]));
+  const applied: ReceiptApplied[] = [];
+  for (const [n, receipt] of receipts.entries()) {
+    const match = byReceipt.get(n);
+    const state = match && states.get(match.message_id);
+    const part = state?.parts.find((p) => p.part === match?.part);
+    if (!match || !state || !part) {
+      await park(tx, receipt);
+      applied.push({ kind: 'parked' });
+      continue;
+    }
+    // Never dated before the part's last change: a receipt read just before its submit_sm_resp
+    // was recorded would otherwise date DELIVERED before SENT.
+    const changed = applyToPart(tx, state, part, match.key, receipt, Math.max(receipt.receivedAt, part.updated_at));
+    applied.push({ kind: 'matched', messageId: state.message.id, part: part.part, key: match.key, changed });
   }
-  // Never dated before the part's last change: a receipt read just before its submit_sm_resp
-  // was recorded would otherwise date DELIVERED before SENT.
-  const changed = applyToPart(tx, state, part, found.found_key, receipt, Math.max(receipt.receivedAt, part.updated_at));
-  return { kind: 'matched', messageId: state.message.id, part: part.part, key: found.found_key, changed };
+  return applied;
 }
 
 export interface ParkedReceipt extends ParkedRow {
@@ -66,21 +79,43 @@ export interface ParkedReceipt extends ParkedRow {
 
 // DELETE ... RETURNING: a receipt parked under two keys that two parts got at once (on two
 // instances) is taken by one of them; the other waits for its row lock and finds it gone.
-const TAKE_PARKED_SQL = `DELETE FROM parked_receipts r USING parked_receipt_keys k
-  WHERE k.parked_id = r.id AND k.upstream = $1 AND k.key = ANY($2::text[])
+const TAKE_PARKED_SQL = `DELETE FROM parked_receipts r USING parked_receipt_keys k, unnest($1::text[], $2::text[]) AS w(upstream, key)
+  WHERE k.parked_id = r.id AND k.upstream = w.upstream AND k.key = w.key
   RETURNING r.id, r.upstream, r.status, r.reason, r.raw, r.received_at, k.key`;
 
+/** Receipts taken out of the parking, by upstream and key, each list in the order they arrived. */
+export class ParkedByKey {
+  readonly #lists = new Map<string, ParkedReceipt[]>();
+
+  constructor(rows: ParkedReceipt[]) {
+    rows.sort((a, b) => a.received_at - b.received_at || a.id - b.id);
+    for (const r of rows) {
+      const id = ParkedByKey.#id(r.upstream, r.key);
+      this.#lists.set(id, [...(this.#lists.get(id) ?? []), r]);
+    }
+  }
+
+  /** The receipts parked under the key, once: a second take of the same key gets none. */
+  take(upstream: string, key: string): ParkedReceipt[] {
+    const id = ParkedByKey.#id(upstream, key);
+    const list = this.#lists.get(id) ?? [];
+    this.#lists.delete(id);
+    return list;
+  }
+
+  static #id(upstream: string, key: string): string {
+    return `${upstream}\u001f${key}`;
+  }
+}
+
 /**
- * Takes the receipts parked under `keys` out of the parking (the keys' locks held): by key, each
- * list in the order they arrived. The caller applies them with `applyParked` in the same transaction.
+ * Takes the receipts parked under the keys out of the parking (the keys' locks held). The caller
+ * applies them with `applyParked` in the same transaction.
  */
-export async function takeParked(tx: Tx, upstream: string, keys: readonly string[]): Promise<Map<string, ParkedReceipt[]>> {
-  const byKey = new Map<string, ParkedReceipt[]>();
-  if (keys.length === 0) return byKey;
-  const rows = await tx.rows<ParkedReceipt>(TAKE_PARKED_SQL, [upstream, [...new Set(keys)]]);
-  rows.sort((a, b) => a.received_at - b.received_at || a.id - b.id);
-  for (const r of rows) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
-  return byKey;
+export async function takeParked(tx: Tx, wanted: ReadonlyArray<{ upstream: string; key: string }>): Promise<ParkedByKey> {
+  if (wanted.length === 0) return new ParkedByKey([]);
+  const rows = await tx.rows<ParkedReceipt>(TAKE_PARKED_SQL, [wanted.map((w) => w.upstream), wanted.map((w) => w.key)]);
+  return new ParkedByKey(rows);
 }
 
 /**

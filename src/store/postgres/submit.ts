@@ -10,31 +10,51 @@ import type { BatchState, PartResult, ScheduleState } from '../store.js';
 import { REASON_BATCH_ABORTED, REASON_EXPIRED, REASON_SCHEDULE_CANCELLED, REASON_UNCERTAIN } from '../sqlite/submit.js';
 import type { Tx } from './db.js';
 import { liveInstancesSql, receiptKeyLocksSql, type LockSpaces } from './locks.js';
-import { failLoaded, failWhere, lockMessage, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
-import { applyParked, takeParked } from './receipts.js';
+import { failLoaded, failWhere, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
+import { applyParked, takeParked, type ParkedByKey } from './receipts.js';
 
 export interface InstanceContext {
   instanceId: string;
   spaces: LockSpaces;
 }
 
-// The keys first (the upstream is the message's, so both in one statement), then the message in
-// the next statement: the order applyReceipt takes them in.
-const LOCK_KEYS_SQL = `SELECT m.upstream, ${receiptKeyLocksSql('$2', 'm.upstream', '$3::text[]')} AS locked
-  FROM messages m WHERE m.id = $1`;
+/** One message's submit outcomes, as `Store.recordSubmit` takes them. */
+export interface SubmitOutcome {
+  messageId: string;
+  results: readonly PartResult[];
+  now: number;
+}
+
+// The keys of every outcome first, in hash order (the upstream is each message's), then the
+// messages in the next statement: the order applyReceipts takes them in.
+const LOCK_KEYS_SQL = receiptKeyLocksSql('$1',
+  '(SELECT m.upstream, w.key FROM unnest($2::text[], $3::text[]) AS w(message_id, key) JOIN messages m ON m.id = w.message_id) AS u');
 
 /**
- * Records the outcomes of a claimed message's parts. A part already done keeps its first outcome;
- * an unknown message or part is a caller's bug. A requeue of a part that another instance has
- * claimed since (this one's claim was taken over) changes nothing: the part is that one's now.
+ * Records the outcomes of claimed messages' parts, in the order given, in four statements
+ * whatever their number. A part already done keeps its first outcome; an unknown message or part
+ * is a caller's bug. A requeue of a part that another instance has claimed since (this one's
+ * claim was taken over) changes nothing: the part is that one's now.
  */
-export async function recordSubmit(tx: Tx, ctx: InstanceContext, messageId: string, results: readonly PartResult[], now: number): Promise<void> {
-  const keys = results.flatMap((r) => (r.kind === 'accepted' ? [r.matchKey] : []));
-  const head = await tx.row<{ upstream: string }>(LOCK_KEYS_SQL, [messageId, ctx.spaces.receipt, keys]);
-  if (!head) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${messageId}`, { messageId });
-  const state = await lockMessage(tx, messageId);
-  if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} vanished`, { messageId });
-  const parked = await takeParked(tx, head.upstream, keysToMatch(state, results));
+export async function recordSubmits(tx: Tx, ctx: InstanceContext, outcomes: readonly SubmitOutcome[]): Promise<void> {
+  const keyed = outcomes.flatMap((o) => o.results.flatMap((r) => (r.kind === 'accepted' ? [[o.messageId, r.matchKey] as const] : [])));
+  if (keyed.length > 0) await tx.run(LOCK_KEYS_SQL, [ctx.spaces.receipt, keyed.map(([id]) => id), keyed.map(([, key]) => key)]);
+  const states = new Map((await lockMessages(tx, outcomes.map((o) => o.messageId))).map((s) => [s.message.id, s]));
+  const wanted: Array<{ upstream: string; key: string }> = [];
+  const doneParts = new Map<string, Set<number>>();
+  for (const o of outcomes) {
+    const state = states.get(o.messageId);
+    if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${o.messageId}`, { messageId: o.messageId });
+    let done = doneParts.get(o.messageId);
+    if (done === undefined) doneParts.set(o.messageId, done = new Set(state.parts.filter((p) => p.state === 'done').map((p) => p.part)));
+    for (const key of keysToMatch(state, o.results, done)) wanted.push({ upstream: state.message.upstream, key });
+  }
+  const parked = await takeParked(tx, wanted);
+  for (const o of outcomes) await recordOne(tx, ctx, states.get(o.messageId)!, o, parked);
+}
+
+async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageState, o: SubmitOutcome, parked: ParkedByKey): Promise<void> {
+  const { messageId, results, now } = o;
   for (const result of results) {
     const part = state.parts.find((p) => p.part === result.part);
     if (!part) {
@@ -54,8 +74,7 @@ export async function recordSubmit(tx: Tx, ctx: InstanceContext, messageId: stri
         } satisfies Partial<PartStatusRow>);
         tx.writes.part(part);
         settleLoaded(tx, state, { part: result.part, receipt: null }, now);
-        applyParked(tx, state, part, result.matchKey, parked.get(result.matchKey) ?? [], now);
-        parked.delete(result.matchKey);
+        applyParked(tx, state, part, result.matchKey, parked.take(state.message.upstream, result.matchKey), now);
         break;
       }
       case 'final': {
@@ -77,9 +96,12 @@ export async function recordSubmit(tx: Tx, ctx: InstanceContext, messageId: stri
   }
 }
 
-/** The match keys of the accepted results that will be recorded (their part not done before them), as the loop of `recordSubmit` will see them. */
-function keysToMatch(state: MessageState, results: readonly PartResult[]): string[] {
-  const done = new Set(state.parts.filter((p) => p.state === 'done').map((p) => p.part));
+/**
+ * The match keys of the accepted results that will be recorded (their part not done before
+ * them), as the loop of `recordOne` will see them; `done` holds the parts done so far (earlier
+ * outcomes of the same message in the batch included) and is updated.
+ */
+function keysToMatch(state: MessageState, results: readonly PartResult[], done: Set<number>): string[] {
   const keys: string[] = [];
   for (const r of results) {
     if (done.has(r.part) || !state.parts.some((p) => p.part === r.part)) continue;

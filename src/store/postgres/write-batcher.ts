@@ -1,0 +1,105 @@
+/**
+ * Group commit for the PostgreSQL store: concurrent writes of one kind (accepts, submit
+ * outcomes, receipts) share one transaction whose statements each carry the whole batch
+ * (DESIGN.md: "the store takes writes in small group commits"). A write costs a few round trips
+ * and a WAL flush however many rows it carries, so under load the batches grow and the rate with
+ * them; a lone write starts at once and waits for nothing.
+ *
+ * At most `concurrency` transactions of a kind run at a time; writes that arrive meanwhile queue
+ * and the next free slot takes up to `maxBatch` of them. No timer: a batch is what queued while
+ * the previous ones ran.
+ *
+ * When a batch of several writes fails (one write names a message that does not exist, a
+ * deadlock that outlived its retries), its transaction has rolled back as a whole, and each
+ * write runs again alone in a transaction of its own: only the write that fails alone is
+ * rejected. Writes are re-runnable for the same reason `Db.transaction` needs them to be.
+ */
+
+export interface WriteBatcherOptions<I, O> {
+  /** Runs the writes in one transaction; returns one result per write, in order. */
+  runBatch: (items: readonly I[]) => Promise<O[]>;
+  /** Transactions of this kind at a time. At least 1. */
+  concurrency: number;
+  /** Writes in one transaction at most. At least 1. */
+  maxBatch: number;
+}
+
+export interface WriteBatcherStats {
+  /** Transactions run with more than one write, and the writes they carried. */
+  batches: number;
+  batchedWrites: number;
+  /** Batches that failed and were run again one write at a time. */
+  splits: number;
+  queued: number;
+}
+
+interface Pending<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+}
+
+export class WriteBatcher<I, O> {
+  readonly #options: WriteBatcherOptions<I, O>;
+  #queue: Array<Pending<I, O>> = [];
+  #running = 0;
+  #batches = 0;
+  #batchedWrites = 0;
+  #splits = 0;
+
+  constructor(options: WriteBatcherOptions<I, O>) {
+    if (!(options.concurrency >= 1) || !(options.maxBatch >= 1)) throw new RangeError('concurrency and maxBatch must be at least 1');
+    this.#options = options;
+  }
+
+  get stats(): WriteBatcherStats {
+    return { batches: this.#batches, batchedWrites: this.#batchedWrites, splits: this.#splits, queued: this.#queue.length };
+  }
+
+  /** Resolves after the transaction that carried the write has committed. */
+  write(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#running < this.#options.concurrency && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#options.maxBatch);
+      this.#running++;
+      void this.#run(batch).finally(() => {
+        this.#running--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #run(batch: Array<Pending<I, O>>): Promise<void> {
+    if (batch.length > 1) {
+      this.#batches++;
+      this.#batchedWrites += batch.length;
+    }
+    try {
+      const results = await this.#options.runBatch(batch.map((p) => p.item));
+      batch.forEach((p, i) => p.resolve(results[i] as O));
+      return;
+    } catch (e) {
+      if (batch.length === 1) {
+        batch[0]!.reject(e);
+        return;
+      }
+    }
+    this.#splits++;
+    // One after the other: the writes of a batch often touch the same rows (a receipt and its
+    // duplicate), and running them side by side would only make them wait on each other's locks.
+    for (const p of batch) {
+      try {
+        const [result] = await this.#options.runBatch([p.item]);
+        p.resolve(result as O);
+      } catch (e) {
+        p.reject(e);
+      }
+    }
+  }
+}
