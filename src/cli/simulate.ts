@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { SystemClock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import type { BehaviourPatch } from '../simulator/behaviour.js';
+import { isReceiptRouting, RECEIPT_ROUTINGS } from '../simulator/receipt-routing.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import type { SimulatorOptions } from '../simulator/options.js';
 
@@ -25,6 +26,10 @@ Options:
   --throttle-rate N           submit_sm per second per bind before ESME_RTHROTTLED, 0 = off (default 0)
   --receipt-delay-ms N        delay from submit_sm_resp to the delivery receipt (default 500)
   --no-receipts               never send delivery receipts
+  --receipt-routing R         which bind of the account a receipt goes to (default same):
+                              same (the submitting bind), any (round-robin), or
+                              other-system-type (a bind whose bind carried another system_type,
+                              i.e. another daemon instance; else as same)
   --message-id-format F       hex | decimal (default hex)
   -h, --help                  this text`;
 
@@ -79,6 +84,7 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
       'throttle-rate': { type: 'string' },
       'receipt-delay-ms': { type: 'string' },
       'no-receipts': { type: 'boolean' },
+      'receipt-routing': { type: 'string' },
       'message-id-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -86,11 +92,14 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
   if (values.help) return { help: true };
   const format = values['message-id-format'] ?? 'hex';
   if (format !== 'hex' && format !== 'decimal') throw new UsageError(`--message-id-format must be hex or decimal, got '${format}'`);
+  const routing = values['receipt-routing'] ?? 'same';
+  if (!isReceiptRouting(routing)) throw new UsageError(`--receipt-routing must be one of ${RECEIPT_ROUTINGS.join(', ')}, got '${routing}'`);
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
   const behaviour: BehaviourPatch = {
     responseDelayMs: count('response-delay-ms', values['response-delay-ms'], 0),
     throttleRatePerBind: count('throttle-rate', values['throttle-rate'], 0),
     messageIdFormat: format,
+    receiptRouting: routing,
     receipts: {
       enabled: !values['no-receipts'],
       delayMs: count('receipt-delay-ms', values['receipt-delay-ms'], 500),

@@ -1,6 +1,7 @@
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { MessageIdFormat, ReceiptIdStyle } from './message-id.js';
 import { isReceiptStat, type ReceiptStat } from './receipt-text.js';
+import { isReceiptRouting, RECEIPT_ROUTINGS, type ReceiptRouting } from './receipt-routing.js';
 import { defaultThrottleBurst } from './throttle-bucket.js';
 import { WeightedPicker } from './weighted.js';
 
@@ -40,8 +41,13 @@ export interface SimulatorBehaviour {
   /** Weighted mix of submit_sm_resp command_status values (keys numeric). Default { 0: 1 }. */
   submitStatus: Record<number, number>;
   receipts: ReceiptBehaviour;
-  /** 'same': the bind that submitted, else any receiving bind of the account; 'any': round-robin. */
-  receiptRouting: 'same' | 'any';
+  /**
+   * Which bind of the account a receipt goes to. Default 'same': the bind that submitted, else any
+   * receiving bind of the account; 'any': round-robin over them; 'other-system-type': round-robin
+   * over the binds whose bind_* carried another system_type than the submitting bind's (another
+   * daemon instance), else as 'same', counted in `receiptsRoutingFallback`.
+   */
+  receiptRouting: ReceiptRouting;
   /** Default 'hex'. */
   messageIdFormat: MessageIdFormat;
   /** Chance [0, 1] that a submit_sm is answered with generic_nack / ESME_RSYSERR. Default 0. */
@@ -161,7 +167,7 @@ function checkBehaviour(b: SimulatorBehaviour): void {
   checkProbability('receipts.beforeResponseProbability', b.receipts.beforeResponseProbability);
   if (!['same', 'decimal', 'hex'].includes(b.receipts.messageIdInReceipt)) invalid('receipts.messageIdInReceipt', "must be 'same', 'decimal' or 'hex'");
   if (typeof b.receipts.enabled !== 'boolean') invalid('receipts.enabled', 'must be a boolean');
-  if (b.receiptRouting !== 'same' && b.receiptRouting !== 'any') invalid('receiptRouting', "must be 'same' or 'any'");
+  if (!isReceiptRouting(b.receiptRouting)) invalid('receiptRouting', `must be one of ${RECEIPT_ROUTINGS.map((r) => `'${r}'`).join(', ')}`);
   if (b.messageIdFormat !== 'hex' && b.messageIdFormat !== 'decimal') invalid('messageIdFormat', "must be 'hex' or 'decimal'");
   checkProbability('genericNackProbability', b.genericNackProbability);
   if (typeof b.answerEnquireLink !== 'boolean') invalid('answerEnquireLink', 'must be a boolean');

@@ -32,7 +32,7 @@ export interface ConnectionHost {
   authorise(pdu: BindPdu): number;
   bindRejected(status: number): void;
   /** Registers a successful bind and returns its counters (with its bindId). */
-  bound(conn: SimConnection, systemId: string, mode: BindMode): BindCounters;
+  bound(conn: SimConnection, systemId: string, systemType: string, mode: BindMode): BindCounters;
   /** The bind is over (unbind or close); `unanswered` are receipts it never answered. */
   unbound(conn: SimConnection, unanswered: ReceiptJob[]): void;
   closed(conn: SimConnection): void;
@@ -69,6 +69,7 @@ export class SimConnection implements ReceiptTarget {
   #counters: BindCounters;
   #mode: BindMode | undefined;
   #systemId = '';
+  #systemType = '';
   readonly #writer: BatchWriter;
   /** submit_sm responses in the writer's current batch, not yet handed to the socket. */
   #responsesInBatch = 0;
@@ -101,6 +102,11 @@ export class SimConnection implements ReceiptTarget {
 
   get systemId(): string {
     return this.#systemId;
+  }
+
+  /** The system_type the bind PDU carried ('' before the bind, or when it carried none). */
+  get systemType(): string {
+    return this.#systemType;
   }
 
   get mode(): BindMode | undefined {
@@ -255,7 +261,8 @@ export class SimConnection implements ReceiptTarget {
     this.#respond({ command, sequenceNumber: pdu.sequenceNumber, commandStatus: 0, systemId: SMSC_SYSTEM_ID });
     this.#mode = BIND_MODES[pdu.command];
     this.#systemId = pdu.systemId;
-    this.#counters = this.#host.bound(this, pdu.systemId, this.#mode);
+    this.#systemType = pdu.systemType;
+    this.#counters = this.#host.bound(this, pdu.systemId, pdu.systemType, this.#mode);
   }
 
   #onUnbind(seq: number): void {

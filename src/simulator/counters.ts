@@ -19,6 +19,11 @@ export interface CounterValues {
   /** Receipts for this bind's submits not yet sent (a gauge: not reset). */
   receiptsPending: number;
   receiptsRedelivered: number;
+  /**
+   * Receipts for this bind's submits that receiptRouting 'other-system-type' sent as 'same' would,
+   * for want of a receiving bind of the account with another system_type.
+   */
+  receiptsRoutingFallback: number;
   /** deliver_sm_resp received, by command_status name. */
   deliverSmResponses: Record<string, number>;
   deliverSmRespReceived: number;
@@ -33,6 +38,8 @@ export interface CounterValues {
 export interface BindSnapshot extends CounterValues {
   bindId: number;
   systemId: string;
+  /** The system_type the bind PDU carried ('' when none). */
+  systemType: string;
   bindMode: BindMode;
   remoteAddress: string;
   /** ISO 8601. */
@@ -76,6 +83,7 @@ export class BindCounters implements CounterValues {
   receiptsSent = 0;
   receiptsPending = 0;
   receiptsRedelivered = 0;
+  receiptsRoutingFallback = 0;
   deliverSmResponses: Record<string, number> = {};
   deliverSmRespReceived = 0;
   moSent = 0;
@@ -94,6 +102,8 @@ export class BindCounters implements CounterValues {
     readonly remoteAddress: string,
     /** Wall-clock ms. */
     readonly connectedAt: number,
+    /** The system_type the bind PDU carried. Default ''. */
+    readonly systemType = '',
   ) {}
 
   get maxSubmitsPerSecond(): number {
@@ -114,6 +124,7 @@ export class BindCounters implements CounterValues {
     this.maxOutstanding = this.outstanding;
     this.receiptsSent = 0;
     this.receiptsRedelivered = 0;
+    this.receiptsRoutingFallback = 0;
     this.deliverSmResponses = {};
     this.deliverSmRespReceived = 0;
     this.moSent = 0;
@@ -136,6 +147,7 @@ export class BindCounters implements CounterValues {
       receiptsSent: this.receiptsSent,
       receiptsPending: this.receiptsPending,
       receiptsRedelivered: this.receiptsRedelivered,
+      receiptsRoutingFallback: this.receiptsRoutingFallback,
       deliverSmResponses: { ...this.deliverSmResponses },
       deliverSmRespReceived: this.deliverSmRespReceived,
       moSent: this.moSent,
@@ -151,6 +163,7 @@ export class BindCounters implements CounterValues {
     return {
       bindId: this.bindId,
       systemId: this.systemId,
+      systemType: this.systemType,
       bindMode: this.bindMode,
       remoteAddress: this.remoteAddress,
       connectedAt: new Date(this.connectedAt).toISOString(),
@@ -177,6 +190,7 @@ export function sumCounters(all: CounterValues[]): CounterValues {
     total.receiptsSent += v.receiptsSent;
     total.receiptsPending += v.receiptsPending;
     total.receiptsRedelivered += v.receiptsRedelivered;
+    total.receiptsRoutingFallback += v.receiptsRoutingFallback;
     for (const [k, n] of Object.entries(v.deliverSmResponses)) bump(total.deliverSmResponses, k, n);
     total.deliverSmRespReceived += v.deliverSmRespReceived;
     total.moSent += v.moSent;

@@ -6,6 +6,7 @@ import { DelayQueue } from './delay-queue.js';
 import { writeHeader } from '../smpp/wire.js';
 import { writeCString, writeLatin1 } from './hot-codec.js';
 import { receiptId } from './message-id.js';
+import type { ReceiptOrigin, ReceiptRouting, RoutingChoice } from './receipt-routing.js';
 import { RECEIPT_STATS, formatReceiptText, receiptExcerpt, receiptWanted, type ReceiptStat } from './receipt-text.js';
 
 /** After a receipt is answered with a non-zero deliver_sm_resp, it is sent once more this much later. */
@@ -14,8 +15,7 @@ export const REDELIVERY_DELAY_MS = 1_000;
 /** A receipt to send: everything it needs from the submit_sm, taken when that arrived. */
 export interface ReceiptJob {
   systemId: string;
-  originBindId: number;
-  /** The submitting bind's counters, for receiptsPending (kept after that bind closes). */
+  /** The submitting bind's counters: its bindId and systemType for routing, receiptsPending (kept after that bind closes). */
   origin: BindCounters;
   /** The id as the receipt writes it (text and receipted_message_id). */
   id: string;
@@ -41,9 +41,9 @@ export interface ReceiptTarget {
   sendReceipt(job: ReceiptJob, deliverSm: Buffer): void;
 }
 
-/** Finds a receiving bind of an account; `preferBindId` wins when routing is 'same' and it can receive. */
+/** Finds a receiving bind of an account for a receipt from `origin`, as `routing` says (receipt-routing.ts). */
 export interface ReceiverDirectory {
-  pickReceiver(systemId: string, preferBindId: number, routing: 'same' | 'any'): ReceiptTarget | undefined;
+  pickReceiver(systemId: string, origin: ReceiptOrigin, routing: ReceiptRouting): RoutingChoice<ReceiptTarget> | undefined;
 }
 
 const DELIVER_SM = 0x00000005;
@@ -120,7 +120,6 @@ export class ReceiptDesk {
     if (!receiptWanted(pdu.registeredDelivery, stat)) return undefined;
     return {
       systemId: origin.systemId,
-      originBindId: origin.bindId,
       origin,
       id: receiptId(messageId, b.spec.messageIdFormat, b.spec.receipts.messageIdInReceipt),
       stat,
@@ -192,15 +191,17 @@ export class ReceiptDesk {
 
   #dispatch(job: ReceiptJob): void {
     const b = this.behaviour();
-    const target = this.directory.pickReceiver(job.systemId, job.originBindId, b.spec.receiptRouting);
-    if (!target) {
+    const choice = this.directory.pickReceiver(job.systemId, job.origin, b.spec.receiptRouting);
+    if (!choice) {
       const list = this.#waiting.get(job.systemId);
       if (list) list.push(job);
       else this.#waiting.set(job.systemId, [job]);
       this.#waitingCount++;
       return;
     }
+    const { target, fellBack } = choice;
     job.origin.receiptsPending--;
+    if (fellBack) job.origin.receiptsRoutingFallback++;
     const deliverSm = encodeReceipt(job, this.clock.wallNow());
     const dup = b.spec.receipts.duplicateProbability;
     const twice = dup > 0 && this.random() < dup;

@@ -11,6 +11,7 @@ import { BindCounters, bump, sumCounters, type BindMode, type SimulatorCounters 
 import { MessageIdSource } from './message-id.js';
 import type { MoMessage, RecordedSubmit, SimulatorAccount, SimulatorOptions } from './options.js';
 import { RateTracker } from '../core/rate-tracker.js';
+import { ReceiptRouter, type ReceiptOrigin, type ReceiptRouting, type RoutingChoice } from './receipt-routing.js';
 import { ReceiptDesk, type ReceiptJob, type ReceiptTarget } from './receipts.js';
 import { StatusServer } from './status-server.js';
 
@@ -32,7 +33,7 @@ export class SmscSimulator {
   /** Bound connections per account. */
   readonly #bound = new Map<string, Set<SimConnection>>();
   readonly #countersOf = new Map<SimConnection, BindCounters>();
-  readonly #rr = new Map<string, number>();
+  readonly #router = new ReceiptRouter();
   #compiled: CompiledBehaviour;
   #server: Server | undefined;
   #status: StatusServer | undefined;
@@ -206,19 +207,9 @@ export class SmscSimulator {
     this.#connections.add(new SimConnection(socket, this.#host));
   }
 
-  #pickReceiver(systemId: string, preferBindId: number, routing: 'same' | 'any'): ReceiptTarget | undefined {
+  #pickReceiver(systemId: string, origin: ReceiptOrigin, routing: ReceiptRouting): RoutingChoice<ReceiptTarget> | undefined {
     const set = this.#bound.get(systemId);
-    if (!set) return undefined;
-    const receivers: SimConnection[] = [];
-    for (const conn of set) {
-      if (!conn.canReceive) continue;
-      if (routing === 'same' && conn.bindId === preferBindId) return conn;
-      receivers.push(conn);
-    }
-    if (receivers.length === 0) return undefined;
-    const i = this.#rr.get(systemId) ?? 0;
-    this.#rr.set(systemId, i + 1);
-    return receivers[i % receivers.length];
+    return set ? this.#router.pick(systemId, set, origin, routing) : undefined;
   }
 
   #authorise(pdu: BindPdu): number {
@@ -230,14 +221,14 @@ export class SmscSimulator {
     return 0;
   }
 
-  #onBound(conn: SimConnection, systemId: string, mode: BindMode): BindCounters {
-    const counters = new BindCounters(++this.#bindSeq, systemId, mode, conn.remoteAddress, this.#clock.wallNow());
+  #onBound(conn: SimConnection, systemId: string, systemType: string, mode: BindMode): BindCounters {
+    const counters = new BindCounters(++this.#bindSeq, systemId, mode, conn.remoteAddress, this.#clock.wallNow(), systemType);
     this.#binds.push(counters);
     this.#countersOf.set(conn, counters);
     let set = this.#bound.get(systemId);
     if (!set) this.#bound.set(systemId, (set = new Set()));
     set.add(conn);
-    this.#log.info({ event: 'sim_bound', bindId: counters.bindId, systemId, mode, remote: conn.remoteAddress }, 'ESME bound');
+    this.#log.info({ event: 'sim_bound', bindId: counters.bindId, systemId, systemType, mode, remote: conn.remoteAddress }, 'ESME bound');
     if (conn.canReceive) this.#receipts.receiverBound(systemId);
     return counters;
   }
@@ -276,7 +267,7 @@ export class SmscSimulator {
       behaviour: () => this.#compiled,
       authorise: (pdu) => this.#authorise(pdu),
       bindRejected: (status) => bump(this.#bindsRejected, statusName(status)),
-      bound: (conn, systemId, mode) => this.#onBound(conn, systemId, mode),
+      bound: (conn, systemId, systemType, mode) => this.#onBound(conn, systemId, systemType, mode),
       unbound: (conn, unanswered) => this.#onUnbound(conn, unanswered),
       closed: (conn) => this.#onClosed(conn),
       submitReceived: (now) => this.#globalRate.record(now),

@@ -41,7 +41,15 @@ describe('simulator behaviour', () => {
     bad({ genericNackProbability: 2 }, 'genericNackProbability');
     bad({ responseDelayMs: { min: 5, max: 1 } }, 'responseDelayMs');
     bad({ submitStatus: { 0: 0 } }, 'submitStatus');
+    bad({ receiptRouting: 'other' }, 'receiptRouting');
     bad([], '(body)');
+  });
+
+  it("takes each receiptRouting: 'same', 'any' and 'other-system-type'", () => {
+    for (const receiptRouting of ['same', 'any', 'other-system-type'] as const) {
+      expect(parseBehaviourPatch(JSON.parse(JSON.stringify({ receiptRouting })))).toEqual({ receiptRouting });
+      expect(compileBehaviour(mergeBehaviour(defaultBehaviour(), { receiptRouting }), 1).spec.receiptRouting).toBe(receiptRouting);
+    }
   });
 
   it('a weighted picker with one weight never draws a random number', () => {

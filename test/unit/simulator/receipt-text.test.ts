@@ -43,7 +43,7 @@ describe('receipt text', () => {
 
 describe('receipt deliver_sm', () => {
   const job: ReceiptJob = {
-    systemId: 'acct', originBindId: 1, origin: new BindCounters(1, 'acct', 'transceiver', '', 0),
+    systemId: 'acct', origin: new BindCounters(1, 'acct', 'transceiver', '', 0),
     id: '12ab', stat: 'EXPIRED', excerpt: 'hi', submitDate: submit,
     sourceAddrTon: 1, sourceAddrNpi: 1, sourceAddr: '4915112345678', destAddrTon: 5, destAddrNpi: 0, destinationAddr: 'Acme',
     redelivered: false,

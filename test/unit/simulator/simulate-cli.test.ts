@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/cli/bench-proc.js';
 import { runSimulate } from '../../../src/cli/simulate.js';
 
 function io(signal?: AbortSignal): { out: string[]; err: string[]; stdout: (l: string) => void; stderr: (l: string) => void; signal?: AbortSignal } {
@@ -21,11 +22,15 @@ describe('smppd simulate', () => {
     const help = io();
     expect(await runSimulate(['--help'], help)).toBe(0);
     expect(help.out.join('\n')).toContain('--throttle-rate');
+    expect(help.out.join('\n')).toContain('--receipt-routing');
     const bad = io();
     expect(await runSimulate(['--message-id-format', 'octal'], bad)).toBe(2);
     expect(bad.err.join('\n')).toContain('--message-id-format');
     const unknown = io();
     expect(await runSimulate(['--frobnicate'], unknown)).toBe(2);
+    const routing = io();
+    expect(await runSimulate(['--receipt-routing', 'nearest'], routing)).toBe(2);
+    expect(routing.err.join('\n')).toContain("--receipt-routing must be one of same, any, other-system-type, got 'nearest'");
     const half = io();
     expect(await runSimulate(['--tls-cert', 'x.crt'], half)).toBe(2);
   });
@@ -45,5 +50,28 @@ describe('smppd simulate', () => {
     const final = JSON.parse(cli.out[1]!) as { event: string; counters: { connectionsAccepted: number } };
     expect(final.event).toBe('stopped');
     expect(final.counters.connectionsAccepted).toBeLessThanOrEqual(1); // the accept may not have run before the stop
+  });
+
+  it('--receipt-routing sets the routing, which the status endpoint shows and changes', async () => {
+    const stop = new AbortController();
+    const cli = io(stop.signal);
+    const exit = runSimulate(['--port', '0', '--status-port', String(await freePort()), '--receipt-routing', 'other-system-type'], cli);
+    await until(() => cli.out.length === 1);
+    const { statusPort } = JSON.parse(cli.out[0]!) as { statusPort: number };
+    const behaviour = async (init?: RequestInit) => {
+      const res = await fetch(`http://127.0.0.1:${statusPort}/behaviour`, init);
+      return { status: res.status, body: (await res.json()) as { receiptRouting?: string; error?: string } };
+    };
+    try {
+      expect((await behaviour()).body.receiptRouting).toBe('other-system-type');
+      const post = (receiptRouting: string) => behaviour({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receiptRouting }) });
+      const refused = await post('elsewhere');
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toContain('receiptRouting');
+      expect(await post('any')).toMatchObject({ status: 200, body: { receiptRouting: 'any' } });
+    } finally {
+      stop.abort();
+    }
+    expect(await exit).toBe(0);
   });
 });
