@@ -16,7 +16,7 @@ import { Authenticator, buildHttpServer, registerMetricsRoute, type HttpMetricsS
 import { Health } from '../observability/health.js';
 import { eventPublisherFor } from '../ingress/amqp/event-publisher.js';
 import { withAmqpEvents } from '../ingress/amqp/event-clients.js';
-import { AmqpIngress } from '../ingress/amqp/queue-ingress.js';
+import { AmqpIngress, type AmqpIngressMetrics } from '../ingress/amqp/queue-ingress.js';
 import Fastify from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
@@ -52,7 +52,7 @@ export interface RunningDaemon {
 }
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
-export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & {
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & AmqpIngressMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
 };
 
@@ -151,7 +151,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const authenticator = new Authenticator(config.clients);
   const metricsListen = config.metrics?.listen;
   const amqpIngress = config.amqp
-    ? new AmqpIngress({ config: config.amqp, acceptor, clients: config.clients, clock, log: log.child({ component: 'amqp' }) })
+    ? new AmqpIngress({
+      config: config.amqp, acceptor, clients: config.clients, clock, log: log.child({ component: 'amqp' }), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    })
     : undefined;
   const http = buildHttpServer({
     acceptor, store, identify, clock, log, // the server names its own component

@@ -55,6 +55,8 @@ export class Metrics {
   readonly #httpSeconds: Histogram<'route'>;
   readonly #receipts: Counter<'upstream' | 'result'>;
   readonly #inbound: Counter<'upstream'>;
+  readonly #amqpMessages: Counter<'result'>;
+  readonly #amqpConnected: Gauge;
 
   constructor(
     readBinds: () => BindReading[],
@@ -95,6 +97,11 @@ export class Metrics {
       labelNames: ['upstream', 'result'], registers: [r],
     });
     this.#inbound = new Counter({ name: 'smppd_inbound_total', help: 'inbound (MO) messages stored', labelNames: ['upstream'], registers: [r] });
+    this.#amqpMessages = new Counter({
+      name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure)',
+      labelNames: ['result'], registers: [r],
+    });
+    this.#amqpConnected = new Gauge({ name: 'smppd_amqp_connected', help: '1 while the queue ingress is connected to the broker and consuming', registers: [r] });
     const readQueue = options.readQueue;
     if (readQueue) {
       new Gauge({
@@ -223,6 +230,15 @@ export class Metrics {
 
   inbound(upstream: string): void {
     this.#inbound.inc({ upstream });
+  }
+
+  /** `AmqpIngressMetrics` of the queue ingress. */
+  amqpMessage(result: 'accepted' | 'dead' | 'requeued'): void {
+    this.#amqpMessages.inc({ result });
+  }
+
+  amqpConnected(up: boolean): void {
+    this.#amqpConnected.set(up ? 1 : 0);
   }
 
   /** The exposition text and its content type, for GET /metrics. */

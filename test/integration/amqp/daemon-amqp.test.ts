@@ -12,6 +12,7 @@ import { startDaemon } from '../../../src/cli/daemon.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
+import { Metrics } from '../../../src/observability/metrics.js';
 import { AMQP_URL, BrokerProxy, BrokerView, noteSkipped, uniqueName, until } from './broker.js';
 
 noteSkipped('daemon with amqp (test/integration/amqp/daemon-amqp.test.ts)');
@@ -32,7 +33,7 @@ async function queueExists(view: BrokerView, queue: string): Promise<boolean> {
 }
 
 describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
-  it('a queued send request is delivered and its events are published; an invalid one is dead-lettered', async () => {
+  it('a queued send request is delivered and its events are published; an invalid one is dead-lettered; /metrics counts both', async () => {
     const view = await BrokerView.open();
     cleanups.push(() => view.close());
     const queue = view.ownQueue(uniqueName('sends'));
@@ -52,7 +53,8 @@ describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
       `upstreams: [{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: amqp, password: amqppw }]`,
       '',
     ].join('\n'), dir);
-    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
+    const metrics = new Metrics(() => [], { processMetrics: false });
+    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, metrics });
     cleanups.push(() => d.stop());
 
     // A queue of our own bound to every status event (the exchange declared as the daemon declares it).
@@ -80,6 +82,10 @@ describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
     expect(dead).toHaveLength(1);
     expect(JSON.parse(String(dead[0]!.properties.headers?.['x-smppd-error']))).toMatchObject({ status: 400, errorCode: 'VALIDATION' });
     expect(await view.ready(queue)).toBe(0);
+    const scraped = await (await fetch(`http://127.0.0.1:${d.http.port}/metrics`)).text();
+    expect(scraped).toContain('smppd_amqp_messages_total{result="accepted"} 1');
+    expect(scraped).toContain('smppd_amqp_messages_total{result="dead"} 1');
+    expect(scraped).toContain('smppd_amqp_connected 1');
   }, 40_000);
 
   it('the broker connection is lost twice under load: every request published is delivered once, nothing stuck', async () => {

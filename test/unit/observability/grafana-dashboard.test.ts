@@ -78,9 +78,9 @@ describe('config/grafana-dashboard.json', () => {
     expect(queryPanels.length).toBeGreaterThan(0);
   });
 
-  it('has the rows Traffic, Binds, Queue and receipts, Webhooks, HTTP API and Process, each with panels', () => {
+  it('has the rows Traffic, Binds, Queue and receipts, Webhooks, HTTP API, Queue ingress (RabbitMQ) and Process, each with panels', () => {
     expect(dashboard.panels[0]?.type).toBe('row');
-    expect(rows.map((r) => r.title)).toEqual(['Traffic', 'Binds', 'Queue and receipts', 'Webhooks', 'HTTP API', 'Process']);
+    expect(rows.map((r) => r.title)).toEqual(['Traffic', 'Binds', 'Queue and receipts', 'Webhooks', 'HTTP API', 'Queue ingress (RabbitMQ)', 'Process']);
     for (const r of rows) expect(r.panels.length, r.title).toBeGreaterThan(0);
   });
 
