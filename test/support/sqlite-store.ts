@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach } from 'vitest';
 import { SystemClock, type Clock } from '../../src/core/clock.js';
 import type { NewMessage, StoredPartBody } from '../../src/store/store.js';
 import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
@@ -20,26 +19,6 @@ export interface StoreFolder {
   inspect(): Database.Database;
   /** Closes every store and connection it opened and removes the folder. */
   cleanup(): Promise<void>;
-}
-
-/** What `storePerTest` opens: read its fields inside tests, after `beforeEach` ran. */
-export interface StoreUnderTest {
-  folder: StoreFolder;
-  store: SqliteStore;
-  /** The read-only inspection connection. */
-  db: Database.Database;
-}
-
-/** A fresh store on a fresh file for every test of the calling `describe`, removed after it. */
-export function storePerTest(): StoreUnderTest {
-  const t = {} as StoreUnderTest;
-  beforeEach(async () => {
-    t.folder = storeFolder();
-    t.store = await t.folder.open();
-    t.db = t.folder.inspect();
-  });
-  afterEach(async () => t.folder.cleanup());
-  return t;
 }
 
 export function storeFolder(): StoreFolder {
@@ -99,17 +78,4 @@ export function newMessage(id: string, over: Partial<NewMessage> & { partCount?:
       partBody(`part ${i + 1}`, partCount > 1 ? { esmClass: 0x40, sar: { refNum: 7, total: partCount, seq: i + 1 } } : {})),
     ...rest,
   };
-}
-
-/** Outbox rows of kind 'status' with their payload parsed, oldest first. */
-export function statusEvents(db: Database.Database, messageId?: string): Array<Record<string, unknown> & { status: string }> {
-  const rows = (messageId === undefined
-    ? db.prepare("SELECT payload FROM outbox WHERE kind = 'status' ORDER BY id").all()
-    : db.prepare("SELECT payload FROM outbox WHERE kind = 'status' AND message_id = ? ORDER BY id").all(messageId)) as Array<{ payload: string }>;
-  return rows.map((r) => JSON.parse(r.payload) as Record<string, unknown> & { status: string });
-}
-
-/** `statusEvents` after acceptance: the changes that submit outcomes, receipts and local decisions made (SUBMITTED is the accept tests' to check). */
-export function changeEvents(db: Database.Database, messageId?: string): Array<Record<string, unknown> & { status: string }> {
-  return statusEvents(db, messageId).filter((e) => e.status !== 'SUBMITTED');
 }

@@ -86,6 +86,8 @@ export class PostgresStore implements Store {
   readonly #accepts: WriteBatcher<AcceptRequest, Accepted>;
   readonly #submits: WriteBatcher<SubmitOutcome, undefined>;
   readonly #receipts: WriteBatcher<ReceiptRecord, ReceiptApplied>;
+  /** Transactions under way outside the batchers: `close` waits for them. */
+  readonly #underway = new Set<Promise<unknown>>();
   #closed = false;
 
   private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number) {
@@ -94,12 +96,14 @@ export class PostgresStore implements Store {
     this.#lock = lock;
     this.#ctx = ctx;
     this.#leaseMs = leaseMs;
+    // Writes are refused once the store is closing (`#write`); those already queued still run.
     const batched = { concurrency: BATCH_CONCURRENCY, maxBatch: MAX_BATCH };
-    this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#tx((tx) => acceptLoose(tx, requests)) });
+    this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#db.transaction((tx) => acceptLoose(tx, requests)) });
     this.#submits = new WriteBatcher({
-      ...batched, runBatch: async (outcomes) => { await this.#tx((tx) => recordSubmits(tx, this.#ctx, outcomes)); return outcomes.map(() => undefined); },
+      ...batched,
+      runBatch: async (outcomes) => { await this.#db.transaction((tx) => recordSubmits(tx, this.#ctx, outcomes)); return outcomes.map(() => undefined); },
     });
-    this.#receipts = new WriteBatcher({ ...batched, runBatch: (receipts) => this.#tx((tx) => applyReceipts(tx, this.#ctx.spaces, receipts)) });
+    this.#receipts = new WriteBatcher({ ...batched, runBatch: (receipts) => this.#db.transaction((tx) => applyReceipts(tx, this.#ctx.spaces, receipts)) });
   }
 
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
@@ -149,7 +153,7 @@ export class PostgresStore implements Store {
   }
 
   accept(request: AcceptRequest): Promise<Accepted> {
-    if (isLoose(request)) return this.#accepts.write(request);
+    if (isLoose(request)) return this.#write(this.#accepts, request);
     return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
   }
 
@@ -160,15 +164,16 @@ export class PostgresStore implements Store {
     } catch (e) {
       throw asStoreError(e, 'cannot take the instance lock again');
     }
-    return this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs));
+    this.#open();
+    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs)));
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
-    return this.#submits.write({ messageId, results, now });
+    return this.#write(this.#submits, { messageId, results, now });
   }
 
   applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
-    return this.#receipts.write(receipt);
+    return this.#write(this.#receipts, receipt);
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {
@@ -245,7 +250,7 @@ export class PostgresStore implements Store {
 
   async claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
     this.#open();
-    return this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil));
+    return this.#track(this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil)));
   }
 
   settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
@@ -268,10 +273,15 @@ export class PostgresStore implements Store {
     return this.#read((db) => outboxDepth(db));
   }
 
-  /** Waits for the queries under way, closes the pool and lets go of the instance lock. */
+  /**
+   * Refuses new writes, waits for the writes called before (committed or failed) and the
+   * queries under way, closes the pool and lets go of the instance lock.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([this.#accepts.drained(), this.#submits.drained(), this.#receipts.drained()]);
+    await Promise.allSettled([...this.#underway]);
     await this.#pool.end();
     await this.#lock.release();
   }
@@ -282,7 +292,19 @@ export class PostgresStore implements Store {
 
   #tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
-    return this.#db.transaction(fn);
+    return this.#track(this.#db.transaction(fn));
+  }
+
+  #track<T>(done: Promise<T>): Promise<T> {
+    this.#underway.add(done);
+    const forget = () => { this.#underway.delete(done); };
+    done.then(forget, forget);
+    return done;
+  }
+
+  #write<I, O>(batcher: WriteBatcher<I, O>, item: I): Promise<O> {
+    if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
+    return batcher.write(item);
   }
 
   async #read<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {

@@ -43,6 +43,7 @@ export class WriteBatcher<I, O> {
   readonly #options: WriteBatcherOptions<I, O>;
   #queue: Array<Pending<I, O>> = [];
   #running = 0;
+  #idleWaiters: Array<() => void> = [];
   #batches = 0;
   #batchedWrites = 0;
   #splits = 0;
@@ -64,6 +65,12 @@ export class WriteBatcher<I, O> {
     });
   }
 
+  /** Resolves when every write handed in so far has settled (committed or rejected). */
+  drained(): Promise<void> {
+    if (this.#running === 0 && this.#queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
   #pump(): void {
     while (this.#running < this.#options.concurrency && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#options.maxBatch);
@@ -71,6 +78,7 @@ export class WriteBatcher<I, O> {
       void this.#run(batch).finally(() => {
         this.#running--;
         this.#pump();
+        if (this.#running === 0 && this.#queue.length === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
       });
     }
   }

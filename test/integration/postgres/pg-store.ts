@@ -9,6 +9,8 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { PostgresStore, type PostgresStoreOptions } from '../../../src/store/postgres/postgres-store.js';
 import { TYPES } from '../../../src/store/postgres/db.js';
+import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js';
+import { WallClockAt, type Rows, type StoreHarness } from '../../support/store-conformance/harness.js';
 
 export const PG_URL = process.env.SMPPD_TEST_PG_URL;
 
@@ -24,7 +26,7 @@ export function describePg(name: string, body: () => void): void {
   describe.skipIf(PG_URL === undefined)(name, body);
 }
 
-export type Rows = <R = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<R[]>;
+export type { Rows };
 
 export interface PgSchema {
   name: string;
@@ -80,17 +82,33 @@ export function pgStorePerTest(options: Partial<Omit<PostgresStoreOptions, 'url'
   return t;
 }
 
-type Event = Record<string, unknown> & { status: string };
+/** The status events after acceptance, read as the store conformance scenarios read them. */
+export { changeEvents } from '../../support/store-conformance/harness.js';
 
-/** Outbox rows of kind 'status' with their payload parsed, oldest first. */
-export async function statusEvents(sql: Rows, messageId?: string): Promise<Event[]> {
-  const rows = messageId === undefined
-    ? await sql<{ payload: string }>("SELECT payload FROM outbox WHERE kind = 'status' ORDER BY id")
-    : await sql<{ payload: string }>("SELECT payload FROM outbox WHERE kind = 'status' AND message_id = $1 ORDER BY id", [messageId]);
-  return rows.map((r) => JSON.parse(r.payload) as Event);
-}
-
-/** `statusEvents` after acceptance (SUBMITTED is the accept tests' to check). */
-export async function changeEvents(sql: Rows, messageId?: string): Promise<Event[]> {
-  return (await statusEvents(sql, messageId)).filter((e) => e.status !== 'SUBMITTED');
+/**
+ * The store conformance scenarios' harness (test/support/store-conformance/) on PostgresStore: a
+ * schema of its own per test, inspected through SQL on a separate connection; a restart is a
+ * close and an open with the same instance id.
+ */
+export async function postgresHarness(): Promise<StoreHarness> {
+  const schema = await pgSchema();
+  const clock = new WallClockAt();
+  return {
+    clock,
+    open: () => schema.open({ clock }),
+    rows: schema.sql,
+    claimEventsSql: CLAIM_EVENTS_SQL,
+    async dueEventsPlan(client, now) {
+      // On tables this small the planner would rather scan: ask for the plan it has with the index.
+      await schema.sql('SET enable_seqscan = off');
+      try {
+        const plan = await schema.sql<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT id FROM outbox WHERE client = '${client}' AND state = 'pending' AND next_attempt_at <= ${now} ORDER BY next_attempt_at, id`);
+        return plan.map((r) => r['QUERY PLAN']).join(' ');
+      } finally {
+        await schema.sql('RESET enable_seqscan');
+      }
+    },
+    close: () => schema.cleanup(),
+  };
 }

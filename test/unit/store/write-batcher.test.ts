@@ -71,6 +71,21 @@ describe('WriteBatcher', () => {
     expect(runs).toBe(1);
   });
 
+  it('drained() resolves once every write handed in has settled', async () => {
+    const { runs, runBatch } = controlledRuns();
+    const b = new WriteBatcher<number, number>({ runBatch, concurrency: 1, maxBatch: 10 });
+    await b.drained();
+    const writes = [1, 2, 3].map((i) => b.write(i));
+    let drained = false;
+    const waiting = b.drained().then(() => { drained = true; });
+    runs[0]!.finish();
+    await settle();
+    expect(drained).toBe(false);
+    runs[1]!.finish();
+    await waiting;
+    expect(await Promise.all(writes)).toEqual([10, 20, 30]);
+  });
+
   it('refuses a concurrency or batch size below 1', () => {
     expect(() => new WriteBatcher({ concurrency: 0, maxBatch: 1, runBatch: async () => [] })).toThrow(RangeError);
     expect(() => new WriteBatcher({ concurrency: 1, maxBatch: 0, runBatch: async () => [] })).toThrow(RangeError);

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { isSmppdError } from '../../../src/core/errors.js';
+import type { NewBatch } from '../../../src/store/store.js';
+import { newMessage, partBody } from '../sqlite-store.js';
+import { storePerTest, type StoreFactory } from './harness.js';
+
+const bulk: NewBatch = { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: 'spring' };
+
+export function describeAcceptAndClaim(factory: StoreFactory): void {
+  describe('accept and claim', () => {
+    const t = storePerTest(factory);
+
+    it('readySince: when the part a claim would take first became ready; null when nothing may go', async () => {
+      expect(await t.store.readySince('up1', 5_000)).toBeNull();
+      await t.store.accept({ messages: [newMessage('a'), newMessage('b')], now: 1_000 });
+      expect(await t.store.readySince('up1', 5_000)).toBe(1_000);
+      await t.store.claim('up1', 2_000, 1);
+      expect(await t.store.readySince('up1', 5_000)).toBe(1_000); // b, accepted with a
+      await t.store.claim('up1', 2_000, 1);
+      expect(await t.store.readySince('up1', 5_000)).toBeNull();
+      await t.store.accept({ messages: [newMessage('later', { notBefore: 9_000 })], now: 3_000 });
+      expect(await t.store.readySince('up1', 5_000)).toBeNull();
+      expect(await t.store.readySince('up1', 9_500)).toBe(9_000);
+    });
+
+    it('accept stores messages SUBMITTED with every part queued', async () => {
+      expect(await t.store.accept({ messages: [newMessage('a', { partCount: 3 }), newMessage('b')], now: 1_000 }))
+        .toEqual({ batchId: null, scheduleId: null });
+      const a = await t.store.getMessage('a');
+      expect(a).toMatchObject({ messageId: 'a', client: 'acme', upstream: 'up1', batchId: null, status: 'SUBMITTED', reason: null, createdAt: 1_000 });
+      expect(a?.parts.map((p) => [p.part, p.status, p.smscMessageId, p.attempts])).toEqual([
+        [1, 'SUBMITTED', null, 0], [2, 'SUBMITTED', null, 0], [3, 'SUBMITTED', null, 0],
+      ]);
+      // one SUBMITTED event per message
+      expect(await t.store.counts()).toEqual({ queued: 4, inflight: 0, parked: 0, outbox: 2, deadEvents: 0 });
+      expect(await t.store.queueDepth()).toBe(4);
+      expect(await t.store.getMessage('nope')).toBeUndefined();
+    });
+
+    it('accept with a batch sets its total; appending by batchId grows it', async () => {
+      const { batchId } = await t.store.accept({ messages: [newMessage('a'), newMessage('b')], batch: bulk, now: 1 });
+      expect(batchId).toEqual(expect.any(Number));
+      await t.store.accept({ messages: [newMessage('c')], batchId: batchId!, now: 2 });
+      expect(await t.store.getBatch('acme', batchId!)).toMatchObject({
+        id: batchId, client: 'acme', senderId: 'ACME', reqType: 'bulk', campaignName: 'spring', state: 'active',
+        total: 3, processed: 0, pending: 3, createdAt: 1, scheduleId: null,
+      });
+      expect((await t.store.getMessage('c'))?.batchId).toBe(batchId);
+    });
+
+    it('appending to a batch that does not exist, or is another client\'s, is BATCH_NOT_FOUND', async () => {
+      const { batchId } = await t.store.accept({ messages: [newMessage('a')], batch: bulk, now: 1 });
+      const missing = await t.store.accept({ messages: [newMessage('b')], batchId: 4242, now: 2 }).catch((e: unknown) => e);
+      expect(isSmppdError(missing, 'BATCH_NOT_FOUND')).toBe(true);
+      const other = await t.store.accept({ messages: [newMessage('c', { client: 'globex' })], batchId: batchId!, now: 2 }).catch((e: unknown) => e);
+      expect(isSmppdError(other, 'BATCH_NOT_FOUND')).toBe(true);
+      expect(await t.store.getMessage('c')).toBeUndefined();
+    });
+
+    // The contract part of the SQLite group commit's 'a failing write rejects only its caller' (group-commit.test.ts).
+    it('an accept naming a message id already stored is refused whole: none of its messages is kept', async () => {
+      await t.store.accept({ messages: [newMessage('taken')], now: 1 });
+      const refused = await t.store.accept({ messages: [newMessage('b'), newMessage('taken')], now: 2 }).catch((e: unknown) => e);
+      expect(isSmppdError(refused, 'INTERNAL')).toBe(true);
+      expect(await t.store.getMessage('b')).toBeUndefined();
+      expect(await t.store.counts()).toMatchObject({ queued: 1, outbox: 1 }); // 'taken' and its SUBMITTED
+    });
+
+    it('claim hands out the oldest messages first, all their queued parts in order, and makes them inflight', async () => {
+      const sar = { refNum: 300, total: 2, seq: 1 };
+      await t.store.accept({ messages: [newMessage('old', { partCount: 2 })], now: 1 });
+      await t.store.accept({
+        messages: [
+          newMessage('mid', { parts: [partBody('x', { sar, messagePayload: Buffer.from([1, 2, 3]) }), partBody('y')] }),
+          newMessage('new'),
+        ],
+        now: 2,
+      });
+      const first = await t.store.claim('up1', 10, 2);
+      expect(first.map((m) => m.id)).toEqual(['old', 'mid']);
+      expect(first[0]).toMatchObject({
+        id: 'old', upstream: 'up1', source: 'ACME', destination: '971500000001', registeredDelivery: 1,
+        sourceTon: 5, sourceNpi: 0, destTon: 1, destNpi: 1, validityPeriod: '',
+      });
+      expect(first[0]?.parts.map((p) => [p.part, p.shortMessage.toString('latin1'), p.esmClass, p.sar?.seq])).toEqual([
+        [1, 'part 1', 0x40, 1], [2, 'part 2', 0x40, 2],
+      ]);
+      expect(first[1]?.parts[0]).toEqual({ part: 1, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('x'), sar, messagePayload: Buffer.from([1, 2, 3]) });
+      expect(first[1]?.parts[1]).toEqual({ part: 2, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('y') });
+      expect(await t.store.queueDepth()).toBe(1);
+      expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 4 });
+
+      expect((await t.store.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['new']);
+      expect(await t.store.claim('up1', 10, 10)).toEqual([]);
+    });
+
+    it('claim takes only its upstream\'s messages', async () => {
+      await t.store.accept({ messages: [newMessage('a', { upstream: 'up2' }), newMessage('b')], now: 1 });
+      expect((await t.store.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['b']);
+      expect((await t.store.claim('up2', 10, 10)).map((m) => m.id)).toEqual(['a']);
+    });
+
+    it('claim waits for notBefore and skips expired messages', async () => {
+      await t.store.accept({
+        messages: [
+          newMessage('later', { notBefore: 5_000 }),
+          newMessage('expired', { expiresAt: 999 }),
+          newMessage('now', { expiresAt: 1_000 }),
+        ],
+        now: 1,
+      });
+      expect((await t.store.claim('up1', 1_000, 10)).map((m) => m.id)).toEqual(['now']);
+      expect(await t.store.claim('up1', 4_999, 10)).toEqual([]);
+      expect((await t.store.claim('up1', 5_000, 10)).map((m) => m.id)).toEqual(['later']);
+    });
+
+    it('a requeued message keeps its place: once eligible again it goes before newer ones', async () => {
+      await t.store.accept({ messages: [newMessage('a')], now: 1 });
+      await t.store.claim('up1', 10, 10);
+      await t.store.accept({ messages: [newMessage('b')], now: 2 });
+      await t.store.recordSubmit('a', [{ part: 1, kind: 'requeue', notBefore: 500 }], 20);
+      expect((await t.store.claim('up1', 100, 10)).map((m) => m.id)).toEqual(['b']);
+      await t.store.recordSubmit('b', [{ part: 1, kind: 'requeue', notBefore: 0 }], 101);
+      expect((await t.store.claim('up1', 500, 10)).map((m) => m.id)).toEqual(['a', 'b']);
+    });
+
+    it('claim returns only the parts not yet done when some were requeued', async () => {
+      await t.store.accept({ messages: [newMessage('a', { partCount: 3 })], now: 1 });
+      await t.store.claim('up1', 10, 10);
+      await t.store.recordSubmit('a', [
+        { part: 1, kind: 'accepted', smscId: 'S1', matchKey: 's1', bind: 'b1', attempts: 1 },
+        { part: 2, kind: 'requeue', notBefore: 50 },
+        { part: 3, kind: 'requeue', notBefore: 50 },
+      ], 20);
+      const [again] = await t.store.claim('up1', 50, 10);
+      expect(again?.parts.map((p) => p.part)).toEqual([2, 3]);
+    });
+
+    it('claim with limit 0 claims nothing', async () => {
+      await t.store.accept({ messages: [newMessage('a')], now: 1 });
+      expect(await t.store.claim('up1', 10, 0)).toEqual([]);
+      expect((await t.store.counts()).queued).toBe(1);
+    });
+  });
+}
