@@ -1,7 +1,8 @@
 /**
- * The daemon under test for the daemon benchmark: `smppd simulate` in one process and
- * `smppd start` in another, bound to it over loopback TCP, with its own temporary folder for
- * the config and the store. Stopped with SIGTERM (the daemon drains and exits 0).
+ * The processes under test for the daemon benchmarks: `smppd simulate` in one process and
+ * `smppd start` in another (or several: the scale-out cases), bound to it over loopback TCP.
+ * `DaemonUnderTest` is one of each with its own temporary folder for the config and the SQLite
+ * store. Stopped with SIGTERM (the daemon drains and exits 0).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,95 +36,82 @@ interface LogLine {
   level?: string;
   event?: string;
   port?: number;
+  connection?: string;
   msg?: string;
 }
 
-/** How long the daemon may take to listen and bind every session. */
+/** How long the daemon may take to listen, bind every session and (with amqp) consume. */
 const READY_TIMEOUT_MS = 20_000;
 /** How long a SIGTERM'd daemon may take to drain (drainSeconds is 10) before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
 
+/** The daemon under test and its own simulator, in one temporary folder (config and SQLite store). */
 export class DaemonUnderTest {
-  /** Warn and error lines the daemon logged (the first 20), and how many in all. */
-  readonly warnings: string[] = [];
-  warningCount = 0;
   #stopped: Promise<number | null> | undefined;
 
   private constructor(
     readonly dir: string,
     readonly storePath: string,
-    readonly http: HttpTarget,
-    private readonly daemon: ChildProcess,
-    private readonly simulator: ChildProcess,
-    private readonly statusPort: number,
+    private readonly daemon: DaemonProcess,
+    private readonly simulator: SimulatorProcess,
   ) {}
 
   get pid(): number {
-    return this.daemon.pid!;
+    return this.daemon.pid;
   }
 
   get simulatorPid(): number {
-    return this.simulator.pid!;
+    return this.simulator.pid;
+  }
+
+  get http(): HttpTarget {
+    return this.daemon.http;
+  }
+
+  /** Warn and error lines the daemon logged (the first 20). */
+  get warnings(): string[] {
+    return this.daemon.warnings;
+  }
+
+  /** How many warn and error lines the daemon logged in all. */
+  get warningCount(): number {
+    return this.daemon.warningCount;
   }
 
   static async start(setup: DaemonSetup): Promise<DaemonUnderTest> {
     const dir = mkdtempSync(join(tmpdir(), 'smppd-bench-'));
-    const statusPort = await freePort();
-    const simArgs = ['simulate', '--port', '0', '--status-port', String(statusPort)];
-    if (setup.receipts === false) simArgs.push('--no-receipts');
-    else if (typeof setup.receipts === 'number') simArgs.push('--receipt-delay-ms', String(setup.receipts));
-    const simulator = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let daemon: ChildProcess | undefined;
+    let simulator: SimulatorProcess | undefined;
     try {
-      const listening = await nextJsonLine<{ port: number }>(simulator, (l) => typeof (l as { port?: unknown }).port === 'number', 10_000);
-      if (typeof setup.receipts === 'object') await postJson(statusPort, '/behaviour', { receipts: { delayMs: setup.receipts } });
-
-      const token = `bench-${randomBytes(16).toString('hex')}`;
+      simulator = await SimulatorProcess.start(setup.receipts);
       const storePath = join(dir, 'smppd.db');
-      const configPath = join(dir, 'smppd.yaml');
-      // JSON is YAML: no quoting to get wrong.
-      writeFileSync(configPath, JSON.stringify({
-        log: { level: 'info' },
-        http: { listen: '127.0.0.1:0' },
-        clients: [{ name: 'bench', token }],
+      const daemon = await DaemonProcess.start({
+        dir, simulatorPort: simulator.port, binds: setup.binds, ratePerBind: setup.ratePerBind,
+        ...(setup.maxQueued !== undefined ? { maxQueued: setup.maxQueued } : {}),
         store: { path: storePath, fsync: false },
-        limits: { maxQueued: setup.maxQueued ?? 1_000_000 },
-        upstreams: [{
-          name: 'sim', host: '127.0.0.1', port: listening.port, tls: false, systemId: 'smppclient1', password: 'password',
-          binds: setup.binds, window: 100, ratePerBind: setup.ratePerBind,
-        }],
-      }, null, 2));
-      daemon = spawn(process.execPath, [...DAEMON_NODE_ARGS, mainJs, 'start', '--config', configPath], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
-      const d = new DaemonUnderTest(dir, storePath, { port: 0, token }, daemon, simulator, statusPort);
-      d.http.port = await d.#ready(setup.binds);
-      return d;
+      });
+      return new DaemonUnderTest(dir, storePath, daemon, simulator);
     } catch (e) {
-      for (const child of [daemon, simulator]) {
-        if (!child) continue;
-        child.kill('SIGKILL');
-        await exitOf(child);
-      }
+      await simulator?.kill();
       rmSync(dir, { recursive: true, force: true });
       throw e;
     }
   }
 
   /** The simulator's counters (GET /status). */
-  async simulatorCounters(): Promise<SimulatorCounters> {
-    const res = await fetch(`http://127.0.0.1:${this.statusPort}/status`);
-    return (await res.json()) as SimulatorCounters;
+  simulatorCounters(): Promise<SimulatorCounters> {
+    return this.simulator.counters();
   }
 
   /** The daemon's peak RSS so far, MB. */
   peakRssMb(): number {
-    return processPeakRssMb(this.pid);
+    return this.daemon.peakRssMb();
   }
 
   /** SIGTERM to the daemon, then to the simulator; resolves with the daemon's exit code. */
   stop(): Promise<number | null> {
     this.#stopped ??= (async () => {
-      const code = await stopChild(this.daemon, STOP_TIMEOUT_MS);
-      await stopChild(this.simulator, 5_000);
+      const code = await this.daemon.stop();
+      await this.simulator.stop();
       return code;
     })();
     return this.#stopped;
@@ -133,19 +121,151 @@ export class DaemonUnderTest {
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
 
-  /** Reads the daemon's log until it listens and every bind is up; keeps reading for warnings. */
-  #ready(binds: number): Promise<number> {
+/** `smppd simulate` in its own process, on a free loopback port (account smppclient1/password). */
+export class SimulatorProcess {
+  private constructor(private readonly child: ChildProcess, readonly port: number, private readonly statusPort: number) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** `receipts`: false = none; else the delay from submit_sm_resp to the receipt. */
+  static async start(receipts: false | DelaySpec): Promise<SimulatorProcess> {
+    const statusPort = await freePort();
+    const simArgs = ['simulate', '--port', '0', '--status-port', String(statusPort)];
+    if (receipts === false) simArgs.push('--no-receipts');
+    else if (typeof receipts === 'number') simArgs.push('--receipt-delay-ms', String(receipts));
+    const child = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const listening = await nextJsonLine<{ port: number }>(child, (l) => typeof (l as { port?: unknown }).port === 'number', 10_000);
+      if (typeof receipts === 'object') await postJson(statusPort, '/behaviour', { receipts: { delayMs: receipts } });
+      return new SimulatorProcess(child, listening.port, statusPort);
+    } catch (e) {
+      child.kill('SIGKILL');
+      await exitOf(child);
+      throw e;
+    }
+  }
+
+  /** The counters (GET /status). */
+  async counters(): Promise<SimulatorCounters> {
+    const res = await fetch(`http://127.0.0.1:${this.statusPort}/status`);
+    return (await res.json()) as SimulatorCounters;
+  }
+
+  /** SIGTERM, and SIGKILL after 5 s. */
+  async stop(): Promise<void> {
+    await stopChild(this.child, 5_000);
+  }
+
+  /** SIGKILL (a case that failed). */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await exitOf(this.child);
+  }
+}
+
+export interface DaemonProcessSetup {
+  /** Where the config file is written (`<name>.yaml`); the daemon's working folder. */
+  dir: string;
+  /** The simulator's SMPP port on 127.0.0.1 (account smppclient1/password). */
+  simulatorPort: number;
+  binds: number;
+  /** submit_sm per second per bind; 0 = unpaced. */
+  ratePerBind: number;
+  /** limits.maxQueued. Default 1,000,000: the benchmark measures throughput, not the 429 limit. */
+  maxQueued?: number;
+  /** The `store` section, as written to the config. */
+  store: Record<string, unknown>;
+  /** The `amqp` section; with it, the daemon is ready once its queue consumer is up. Default none. */
+  amqp?: Record<string, unknown>;
+  /** The config file's name, without .yaml. Default smppd. */
+  name?: string;
+  /** The bearer token of client `bench`. Default a random one. */
+  token?: string;
+}
+
+/** `smppd start` in its own process, with client `bench` and one upstream `sim`; started once ready. */
+export class DaemonProcess {
+  /** Warn and error lines the daemon logged (the first 20), and how many in all. */
+  readonly warnings: string[] = [];
+  warningCount = 0;
+  #stopped: Promise<number | null> | undefined;
+
+  private constructor(private readonly child: ChildProcess, readonly http: HttpTarget) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  static async start(s: DaemonProcessSetup): Promise<DaemonProcess> {
+    const token = s.token ?? `bench-${randomBytes(16).toString('hex')}`;
+    const configPath = join(s.dir, `${s.name ?? 'smppd'}.yaml`);
+    // JSON is YAML: no quoting to get wrong.
+    writeFileSync(configPath, JSON.stringify({
+      log: { level: 'info' },
+      http: { listen: '127.0.0.1:0' },
+      clients: [{ name: 'bench', token }],
+      store: s.store,
+      limits: { maxQueued: s.maxQueued ?? 1_000_000 },
+      upstreams: [{
+        name: 'sim', host: '127.0.0.1', port: s.simulatorPort, tls: false, systemId: 'smppclient1', password: 'password',
+        binds: s.binds, window: 100, ratePerBind: s.ratePerBind,
+      }],
+      ...(s.amqp ? { amqp: s.amqp } : {}),
+    }, null, 2));
+    const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, mainJs, 'start', '--config', configPath], { cwd: s.dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const d = new DaemonProcess(child, { port: 0, token });
+    try {
+      d.http.port = await d.#ready(s.binds, s.amqp !== undefined);
+      return d;
+    } catch (e) {
+      child.kill('SIGKILL');
+      await exitOf(child);
+      throw e;
+    }
+  }
+
+  /** The peak RSS so far, MB. */
+  peakRssMb(): number {
+    return processPeakRssMb(this.pid);
+  }
+
+  /** How the process ended (`code N` or the signal), or null while it runs. */
+  get ended(): string | null {
+    if (this.child.exitCode !== null) return `code ${this.child.exitCode}`;
+    return this.child.signalCode ?? null;
+  }
+
+  /** SIGTERM (the daemon drains), and SIGKILL after 30 s; resolves with the exit code (null: killed). */
+  stop(): Promise<number | null> {
+    this.#stopped ??= stopChild(this.child, STOP_TIMEOUT_MS);
+    return this.#stopped;
+  }
+
+  /** SIGKILL (a case that failed). */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await exitOf(this.child);
+  }
+
+  /** Reads the log until the daemon listens, every bind is up and (`consuming`) the queue consumer is; keeps reading for warnings. */
+  #ready(binds: number, consuming: boolean): Promise<number> {
     return new Promise((resolvePort, reject) => {
       let port: number | undefined;
       let bound = 0;
-      const timer = setTimeout(() => reject(new Error(`the daemon was not ready within ${READY_TIMEOUT_MS} ms (HTTP port ${port ?? 'unknown'}, ${bound}/${binds} binds up)`)), READY_TIMEOUT_MS);
+      let consumer = !consuming;
+      const timer = setTimeout(() => reject(new Error(`the daemon was not ready within ${READY_TIMEOUT_MS} ms (HTTP port ${port ?? 'unknown'}, ${bound}/${binds} binds up${consuming ? `, queue consumer ${consumer ? 'up' : 'not up'}` : ''})`)), READY_TIMEOUT_MS);
       const settle = (): void => {
-        if (port === undefined || bound < binds) return;
+        if (port === undefined || bound < binds || !consumer) return;
         clearTimeout(timer);
         resolvePort(port);
       };
-      createInterface({ input: this.daemon.stdout! }).on('line', (text) => {
+      createInterface({ input: this.child.stdout! }).on('line', (text) => {
         let line: LogLine;
         try {
           line = JSON.parse(text) as LogLine;
@@ -154,13 +274,14 @@ export class DaemonUnderTest {
         }
         if (line.event === 'http_listening' && typeof line.port === 'number') port = line.port;
         if (line.event === 'bound') bound++;
+        if (line.event === 'amqp_connected' && line.connection === 'smppd ingress') consumer = true;
         if (line.level === 'warn' || line.level === 'error' || line.level === 'fatal') {
           this.warningCount++;
           if (this.warnings.length < 20) this.warnings.push(text.slice(0, 400));
         }
         settle();
       });
-      this.daemon.once('exit', (code) => {
+      this.child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`the daemon exited with ${code} before it was ready`));
       });

@@ -8,6 +8,8 @@ import { parseArgs } from 'node:util';
 import type { ClientResult } from './bench-client.js';
 import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
 import { freePort } from './bench-proc.js';
+import { SCALEOUT_CASES, runScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
+import { renderScaleOutTable } from './bench-scaleout-table.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
 import { round } from './bench-stats.js';
 
@@ -41,6 +43,7 @@ export interface CaseResult extends ClientResult {
 }
 
 const USAGE = `Usage: smppd bench [--transport tcp|tls|both] [--only SUBSTRING] [--seconds N] [--out DIR]
+                   [--pg-url URL] [--amqp-url URL] [--scaleout-rate N]
 
 Runs the engine benchmark: the simulator in one process, the bind pool in another, over
 loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
@@ -52,7 +55,14 @@ single sendSms ingest, one 100,000-number sendbulk, and end to end to DELIVERED.
 --only daemon runs just those.
 
 Then the webhook case ('webhooks: …'): status changes made in the store at 10,000/s and
-delivered by the webhook dispatcher to a receiver over loopback HTTP. --only webhooks runs it.`;
+delivered by the webhook dispatcher to a receiver over loopback HTTP. --only webhooks runs it.
+
+Then the scale-out cases ('scale-out: …', plain TCP only): send requests published to one
+RabbitMQ queue at 8,000/s (--scaleout-rate N to change it), consumed by two daemons × 4 binds,
+then by one daemon × 8 binds, sharing one PostgreSQL store, until every request is DELIVERED.
+They need --pg-url postgres://… (a database the bench may create schemas in) and
+--amqp-url amqp://… (or SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL); without them they are
+skipped. --only scale-out runs just those.`;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainJs = join(root, 'dist/src/main.js');
@@ -64,6 +74,7 @@ export async function runBench(argv: string[]): Promise<number> {
     options: {
       transport: { type: 'string', default: 'both' }, only: { type: 'string' }, seconds: { type: 'string' },
       out: { type: 'string', default: join(root, 'bench/results') }, help: { type: 'boolean', short: 'h' },
+      'pg-url': { type: 'string' }, 'amqp-url': { type: 'string' }, 'scaleout-rate': { type: 'string' },
     },
   });
   if (values.help) {
@@ -94,15 +105,30 @@ export async function runBench(argv: string[]): Promise<number> {
     process.stderr.write(`bench: ${c.name} for ${seconds} s …\n`);
     webhookResults.push(await runWebhookCase({ ...c, seconds }));
   }
+  const scaleOutCases = transports.includes('tcp') ? SCALEOUT_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
+  const scaleOutResults: ScaleOutOutcome[] = [];
+  const servers = scaleOutServers(values['pg-url'], values['amqp-url']);
+  if (scaleOutCases.length > 0 && servers === undefined) {
+    process.stderr.write('bench: scale-out cases skipped; give --pg-url postgres://… and --amqp-url amqp://… (or set SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL) to run them\n');
+  }
+  for (const c of servers ? scaleOutCases : []) {
+    const seconds = values.seconds ? Number(values.seconds) : c.seconds;
+    const offeredRate = values['scaleout-rate'] ? Number(values['scaleout-rate']) : c.offeredRate;
+    process.stderr.write(`bench: ${c.name}, ${offeredRate}/s offered for ${seconds} s …\n`);
+    const outcome = await runScaleOutCase({ ...c, seconds, offeredRate }, servers!);
+    if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${outcome.error}\n`);
+    scaleOutResults.push(outcome);
+  }
   const report = {
     when: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
-    command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+    command: `npm run bench${argv.length ? ` -- ${argv.map(withoutPassword).join(' ')}` : ''}`,
     results,
     daemonResults,
     webhookResults,
+    scaleOutResults,
   };
   mkdirSync(values.out, { recursive: true });
   const stamp = report.when.replace(/[:.]/g, '-');
@@ -111,8 +137,21 @@ export async function runBench(argv: string[]): Promise<number> {
   if (results.length > 0) console.log(renderTable(results));
   if (daemonResults.length > 0) console.log(`${results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
   if (webhookResults.length > 0) console.log(`${results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
+  if (scaleOutResults.length > 0) console.log(`${results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
-  return 0;
+  return scaleOutResults.some((r) => 'error' in r) ? 1 : 0;
+}
+
+/** A URL argument's password masked (--pg-url, --amqp-url): the command is printed and kept in the results. */
+function withoutPassword(arg: string): string {
+  return arg.replace(/([a-z]+:\/\/[^:/@\s]*:)[^@\s]*@/i, '$1***@');
+}
+
+/** The servers of the scale-out cases, from the flags or the test suite's variables; undefined without both. */
+function scaleOutServers(pgUrl: string | undefined, amqpUrl: string | undefined): ScaleOutServers | undefined {
+  const pg = pgUrl ?? process.env['SMPPD_TEST_PG_URL'];
+  const amqp = amqpUrl ?? process.env['SMPPD_TEST_AMQP_URL'];
+  return pg && amqp ? { pgUrl: pg, amqpUrl: amqp } : undefined;
 }
 
 async function runCase(c: BenchCase, transport: 'tcp' | 'tls'): Promise<CaseResult> {

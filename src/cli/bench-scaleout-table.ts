@@ -1,0 +1,74 @@
+/** The scale-out cases side by side: one column per case, one row per figure, notes below. */
+import type { PerInstance, ScaleOutCaseResult, ScaleOutOutcome } from './bench-scaleout.js';
+import type { Quantiles } from './bench-scaleout-store.js';
+
+type Row = [label: string, cell: (r: ScaleOutCaseResult) => string];
+
+const ROWS: Row[] = [
+  ['instances × binds × rate/bind', (r) => `${r.instances} × ${r.bindsPerInstance} × ${r.ratePerBind}`],
+  ['offered', (r) => `${r.publish.offered} (${r.offeredRate}/s for ${r.seconds} s)`],
+  ['published / confirmed by the broker', (r) => `${r.publish.published} / ${r.publish.confirmed}${r.publish.skipped ? ` (${r.publish.skipped} skipped)` : ''}`],
+  ['published/s; confirmed/s', (r) => `${r.publish.publishedPerSecond}; ${r.publish.confirmedPerSecond}`],
+  ['publish → confirm p50 / p99 ms', (r) => `${r.publish.confirmP50Ms} / ${r.publish.confirmP99Ms}`],
+  ['accepted (stored)', (r) => `${r.accepted}${r.storedTwice ? ` (+${r.storedTwice} stored twice)` : ''}`],
+  ['accepted/s (first publish → last stored)', (r) => String(r.acceptedPerSecond)],
+  ['max queue depth; left in queue; dead-lettered', (r) => `${r.maxQueueDepth}; ${r.leftInQueue}; ${r.deadLettered}`],
+  ['DELIVERED', (r) => `${r.delivered}${r.delivered < r.accepted + r.notStored ? ` of ${r.accepted + r.notStored}` : ''}`],
+  ['delivered/s (first publish → last DELIVERED)', (r) => String(r.deliveredPerSecond)],
+  ['drain s (last publish → last DELIVERED, or → giving up)', (r) => String(r.drainSeconds)],
+  ['publish → stored p50 / p99 ms', (r) => q(r.publishToStoredMs)],
+  ['accept → DELIVERED p50 / p99 ms', (r) => q(r.acceptToDeliveredMs)],
+  ['publish → DELIVERED p50 / p99 ms', (r) => q(r.publishToDeliveredMs)],
+  ['submit_sm/s at SMSC', (r) => String(r.smscSubmitsPerSecond)],
+  ['submit_sm per instance', (r) => r.perInstance.map((p) => String(p.submits)).join(' / ')],
+  ['receipts per instance', (r) => r.perInstance.map((p) => Object.entries(p.receipts).map(([k, v]) => `${v} ${k}`).join(', ') || '–').join(' / ')],
+  ['max outstanding/bind at SMSC', (r) => String(r.smscMaxOutstandingPerBind)],
+  ['daemon CPU µs/msg (all instances)', (r) => String(r.daemonCpuUsPerMessage)],
+  ['CPU % daemons (each)', (r) => `${r.cpuPercent.daemons} (${each(r.perInstance, (p) => p.cpuPercent)})`],
+  ['CPU % simulator / bench', (r) => `${r.cpuPercent.simulator} / ${r.cpuPercent.bench}`],
+  ['CPU % postgres / rabbitmq', (r) => `${r.cpuPercent.postgres ?? 'n/a'} / ${r.cpuPercent.rabbitmq ?? 'n/a'}`],
+  ['CPU % machine (of 200); of it other work', (r) => `${r.cpuPercent.machine}; ${r.cpuPercent.others ?? 'n/a'}`],
+  ['daemon waiting for a core %', (r) => each(r.perInstance, (p) => p.waitingPercent)],
+  ['daemon peak RSS MB', (r) => each(r.perInstance, (p) => p.peakRssMb)],
+  ['outcome', (r) => r.outcome],
+];
+
+function q(x: Quantiles): string {
+  return Number.isNaN(x.p50) ? '–' : `${x.p50} / ${x.p99}`;
+}
+
+function each(instances: PerInstance[], value: (p: PerInstance) => number): string {
+  return instances.map(value).join(' / ');
+}
+
+function isResult(r: ScaleOutOutcome): r is ScaleOutCaseResult {
+  return !('error' in r);
+}
+
+export function renderScaleOutTable(results: ScaleOutOutcome[]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  const header = ['', ...results.map((r) => r.case)];
+  const rows = ROWS.map(([label, cell]) => [label, ...results.map((r) => (isResult(r) ? cell(r) : (label === 'outcome' ? `failed: ${r.error}` : '–')))]);
+  const notes = results.map((r) => {
+    if (!isResult(r)) return `- ${r.case}: failed: ${r.error}${r.cleanupProblems.length ? `; clean-up: ${r.cleanupProblems.join('; ')}` : ''}`;
+    const parts = [`load average ${r.loadAverage} at start`];
+    parts.push(`daemon exit ${each(r.perInstance, (p) => p.exitCode ?? NaN).replace(/NaN/g, 'killed')}`);
+    parts.push(`warn/error log lines ${r.perInstance.map((p) => `${p.warnings} + ${p.warningsWhileStopping} while stopping`).join(' / ')}`);
+    if (r.publish.nacked || r.publish.unconfirmed) parts.push(`${r.publish.nacked} nacked, ${r.publish.unconfirmed} never confirmed`);
+    if (r.publish.writeBufferFull) parts.push(`publisher found the write buffer full ${r.publish.writeBufferFull} times`);
+    if (r.publish.blocked) parts.push(`broker blocked the publisher ${r.publish.blocked} times`);
+    if (r.notStored) parts.push(`${r.notStored} confirmed requests not in the store`);
+    if (Object.keys(r.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.notDelivered)}`);
+    if (r.stuck) parts.push(`parts not DELIVERED ${JSON.stringify(r.stuck.parts)}, ${r.stuck.parkedReceipts} parked receipts`);
+    if (r.smscThrottled) parts.push(`${r.smscThrottled} submit_sm throttled by the SMSC`);
+    parts.push(`publish → DELIVERED max ${r.publishToDeliveredMs.max} ms`, `bench ${r.benchCpuUsPerMessage} µs CPU per publish`);
+    if (r.cleanupProblems.length) parts.push(`clean-up: ${r.cleanupProblems.join('; ')}`);
+    return `- ${r.case}: ${parts.join('; ')}`;
+  });
+  const warnings = results.filter(isResult).flatMap((r) => r.firstWarnings.slice(0, 3).map((w) => `  - ${r.case}: ${w.slice(0, 300)}`));
+  return [
+    line(header), line(header.map(() => '---')), ...rows.map(line), '', ...notes,
+    ...(warnings.length ? ['', 'first daemon warnings:', ...warnings] : []),
+    "(figures from the store's rows, the simulator's counters, the daemons' /metrics and /proc)",
+  ].join('\n');
+}

@@ -1,0 +1,65 @@
+/**
+ * The scale-out benchmark's pure parts: the request it publishes is one the queue ingress takes,
+ * and its figures come from the store's rows and the publish times as the table says.
+ */
+import { describe, expect, it } from 'vitest';
+import { scaleOutBody, sumByLabel } from '../../../src/cli/bench-scaleout.js';
+import { deliveryFigures, type StoredMessage } from '../../../src/cli/bench-scaleout-store.js';
+import { readSendMessage } from '../../../src/ingress/amqp/send-message.js';
+
+describe('scaleOutBody', () => {
+  it('is a send request the queue ingress accepts, with a distinct destination that carries n and the caller reference', () => {
+    const clients = new Map([['bench', { name: 'bench', token: 't'.repeat(24) }]]);
+    for (const n of [0, 7, 123_456_789]) {
+      const read = readSendMessage(scaleOutBody(n), { clients, maxBytes: 1 << 20, requestUri: 'amqp://q', now: 0, defaultClient: 'bench' });
+      expect(read.ok).toBe(true);
+      if (!read.ok) continue;
+      expect(read.reference).toBe(`bench-${n}`);
+      expect(Number(read.request.destination.slice(-9))).toBe(n);
+    }
+  });
+});
+
+describe('deliveryFigures', () => {
+  const publishedAt = Float64Array.from([1_000, 1_010, 1_020, 1_030]);
+  const row = (n: number, status: string, createdAt: number, updatedAt: number): StoredMessage => ({ n, status, createdAt, updatedAt });
+
+  it('measures publish → stored, accept → DELIVERED and publish → DELIVERED per request', () => {
+    const f = deliveryFigures([row(0, 'DELIVERED', 1_100, 1_600), row(1, 'DELIVERED', 1_210, 1_310)], publishedAt);
+    expect(f).toMatchObject({ stored: 2, storedTwice: 0, delivered: 2, notDelivered: {}, lastStoredAt: 1_210, lastDeliveredAt: 1_600 });
+    expect(f.publishToStored).toEqual({ p50: 100, p99: 200, max: 200 });
+    expect(f.acceptToDelivered).toEqual({ p50: 100, p99: 500, max: 500 });
+    expect(f.publishToDelivered).toEqual({ p50: 300, p99: 600, max: 600 });
+  });
+
+  it('counts a request stored twice once, by its DELIVERED row, and reports the rest by status', () => {
+    const f = deliveryFigures([
+      row(0, 'SENT', 1_100, 1_200), row(0, 'DELIVERED', 1_150, 1_400),
+      row(2, 'SUBMITTED', 1_300, 1_300), row(3, 'SENT', 1_330, 1_500),
+    ], publishedAt);
+    expect(f).toMatchObject({ stored: 3, storedTwice: 1, delivered: 1, notDelivered: { SUBMITTED: 1, SENT: 1 }, lastDeliveredAt: 1_400 });
+    expect(f.publishToDelivered.max).toBe(400);
+  });
+
+  it('gives no latency when nothing was DELIVERED', () => {
+    const f = deliveryFigures([row(1, 'SUBMITTED', 1_100, 1_100)], publishedAt);
+    expect(f.delivered).toBe(0);
+    expect(f.lastDeliveredAt).toBeNaN();
+    expect(f.publishToDelivered.p50).toBeNaN();
+  });
+});
+
+describe('sumByLabel', () => {
+  it("sums a counter's samples by one label and ignores other metrics", () => {
+    const text = [
+      '# HELP smppd_receipts_total delivery receipts by result',
+      'smppd_receipts_total{upstream="sim",result="matched"} 10',
+      'smppd_receipts_total{upstream="other",result="matched"} 5',
+      'smppd_receipts_total{upstream="sim",result="parked"} 2',
+      'smppd_receipts_total_extra{upstream="sim",result="matched"} 99',
+      'smppd_bind_submits_total{upstream="sim",bind="sim#1"} 7',
+    ].join('\n');
+    expect(sumByLabel(text, 'smppd_receipts_total', 'result')).toEqual({ matched: 15, parked: 2 });
+    expect(sumByLabel(text, 'smppd_bind_submits_total', 'upstream')).toEqual({ sim: 7 });
+  });
+});
