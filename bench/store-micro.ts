@@ -8,7 +8,7 @@
  * With a PostgreSQL URL it runs on the PostgreSQL store instead (a fresh schema, dropped after),
  * and prints the wall-clock rate of each step as well: there the database's own CPU is not ours.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SystemClock } from '../src/core/clock.js';
@@ -33,21 +33,51 @@ function message(i: number): NewMessage {
 interface StepFigures {
   cpuUsPerMessage: number;
   perSecond: number;
+  /** PostgreSQL: CPU of the server processes that served this store's connections. */
+  serverCpuUsPerMessage?: number;
 }
 
 async function timed(name: string, fn: () => Promise<void>, results: Map<string, StepFigures>): Promise<void> {
   const start = process.cpuUsage();
+  const serverStart = await serverCpuUs();
   const wallStart = performance.now();
   await fn();
   const used = process.cpuUsage(start);
-  results.set(name, { cpuUsPerMessage: (used.user + used.system) / N, perSecond: N / ((performance.now() - wallStart) / 1000) });
+  const serverUsed = serverStart === undefined ? undefined : (await serverCpuUs())! - serverStart;
+  results.set(name, {
+    cpuUsPerMessage: (used.user + used.system) / N, perSecond: N / ((performance.now() - wallStart) / 1000),
+    ...(serverUsed === undefined ? {} : { serverCpuUsPerMessage: serverUsed / N }),
+  });
 }
 
 const SCHEMA = `smppd_micro_${process.pid}`;
+let inspector: pg.Client | undefined;
+
+/** utime + stime of the PostgreSQL backends of this run's connections (application_name = SCHEMA), in µs; the server must be local. */
+async function serverCpuUs(): Promise<number | undefined> {
+  if (inspector === undefined) return undefined;
+  const { rows } = await inspector.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [SCHEMA]);
+  const tickUs = 1_000_000 / 100;
+  let total = 0;
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * tickUs;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
 
 async function openStore(dir: string): Promise<Store> {
   if (PG_URL === undefined) return SqliteStore.open({ path: join(dir, 'smppd.db'), clock: new SystemClock() });
-  return PostgresStore.open({ url: PG_URL, schema: SCHEMA, instanceId: 'micro', poolSize: 20 });
+  inspector = new pg.Client({ connectionString: PG_URL });
+  await inspector.connect();
+  const url = new URL(PG_URL);
+  url.searchParams.set('application_name', SCHEMA);
+  // Connections stay open between the steps, so each step's server CPU is read off the same processes.
+  return PostgresStore.open({ url: url.toString(), schema: SCHEMA, instanceId: 'micro', poolSize: 20 });
 }
 
 async function dropSchema(): Promise<void> {
@@ -100,6 +130,7 @@ async function main(): Promise<void> {
     if (check?.status !== 'DELIVERED') throw new Error(`last message is ${check?.status ?? 'missing'}`);
   } finally {
     await store.close();
+    await inspector?.end();
     await dropSchema();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -107,7 +138,8 @@ async function main(): Promise<void> {
   process.stdout.write(`N=${N} batch=${BATCH} store=${PG_URL === undefined ? 'sqlite' : 'postgres'}\n`);
   for (const [name, f] of results) {
     total += f.cpuUsPerMessage;
-    process.stdout.write(`${name.padEnd(14)} ${f.cpuUsPerMessage.toFixed(1).padStart(7)} µs/message ${Math.round(f.perSecond).toString().padStart(8)}/s\n`);
+    const server = f.serverCpuUsPerMessage === undefined ? '' : `   server ${f.serverCpuUsPerMessage.toFixed(1).padStart(7)} µs/message`;
+    process.stdout.write(`${name.padEnd(14)} ${f.cpuUsPerMessage.toFixed(1).padStart(7)} µs/message ${Math.round(f.perSecond).toString().padStart(8)}/s${server}\n`);
   }
   process.stdout.write(`${'total'.padEnd(14)} ${total.toFixed(1).padStart(7)} µs/message\n`);
 }
