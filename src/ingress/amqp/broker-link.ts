@@ -111,9 +111,14 @@ export class BrokerLink {
       return;
     }
     let lastError: string | undefined;
-    // amqplib emits 'error' (a socket error, a heartbeat timeout, a server close) before 'close'.
+    // amqplib emits 'error' (a socket error, a heartbeat timeout, a fatal server close) before
+    // 'close'; 'close' carries the cause when the other side ended the connection (a broker
+    // shutdown's 320 CONNECTION_FORCED is not an 'error'), nothing when we closed it. It closes
+    // the channels before it emits either: the owner's `fail` for them is a consequence, and
+    // its reason ("the channel closed") applies only when the connection ended because we closed it.
     connection.on('error', (e: unknown) => { lastError = describe(e); });
-    connection.on('close', () => this.#lost(connection, this.#failReason ?? lastError ?? 'closed by the broker'));
+    connection.on('close', (cause?: unknown) => this.#lost(connection,
+      lastError ?? (cause ? describe(cause) : undefined) ?? this.#failReason ?? 'closed by the broker'));
     connection.on('blocked', (reason: unknown) => this.#o.log.warn({ event: 'amqp_blocked', connection: name, reason: String(reason) },
       'the broker blocks publishing on this connection (a resource alarm); publishes wait'));
     connection.on('unblocked', () => this.#o.log.info({ event: 'amqp_unblocked', connection: name }, 'the broker unblocked the connection'));
