@@ -1,13 +1,11 @@
 /**
  * The pure parts of status events that both stores build the same way: the reason a message
- * carries, the event of a change, and the event a resendDlr re-pushes. SQL stays in each store.
+ * carries, the event of a new message, of a change, and the event a resendDlr re-pushes. SQL
+ * stays in each store.
  */
 import type { DeliveryStatus } from '../sms/status.js';
-import type { StatusEventPayload } from './sqlite/outbox.js';
-
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
+import { isoTime, type StatusEventPayload } from './event-payloads.js';
+import type { NewMessage } from './store.js';
 
 interface PartStatus {
   part: number;
@@ -50,6 +48,11 @@ function statusEvent(
   };
 }
 
+/** The SUBMITTED event of a message just accepted (no part names it: the whole message was stored). */
+export function submittedEvent(m: NewMessage, batchId: number | null, at: number): StatusEventPayload {
+  return statusEvent({ id: m.id, destination: m.destination, batch_id: batchId }, 'SUBMITTED', null, undefined, m.parts.length, null, at);
+}
+
 /** The event of a change of the message's status, `cause` the part whose change moved it. */
 export function changeEvent(
   message: MessageFields, status: DeliveryStatus, reason: string | null, cause: Omit<PartStatus, 'reason'>, parts: number,
@@ -71,4 +74,10 @@ export function resentEvent(
 ): StatusEventPayload {
   const receipt = receiptRaw === undefined ? null : (JSON.parse(receiptRaw) as Record<string, unknown>);
   return { ...statusEvent(message, message.status, message.reason, cause, parts, receipt, message.updated_at), resent: true };
+}
+
+/** resendDlr: how many messages a call queued, and the cursor of the next call (null: the filter is exhausted). */
+export function resendPage(rows: ReadonlyArray<{ seq: number }>, limit: number): { queued: number; next: number | null } {
+  const last = rows.at(-1);
+  return { queued: rows.length, next: rows.length === limit && last ? last.seq : null };
 }

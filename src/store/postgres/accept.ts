@@ -4,21 +4,17 @@
  * whatever the number of messages.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { AcceptRequest, Accepted, BatchState, NewMessage, ScheduleState } from '../store.js';
-import { isoTime, type StatusEventPayload } from '../sqlite/outbox.js';
-import { heldBy } from '../sqlite/rows.js';
+import {
+  appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
+} from '../rules/batches.js';
+import { submittedEvent } from '../status-events.js';
+import type { AcceptRequest, Accepted, NewMessage } from '../store.js';
 import type { Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { writeNewMessageEvents } from './outbox.js';
 
-interface Target {
-  batchId: number | null;
-  scheduleId: number | null;
-  held: 0 | 1;
-}
-
 export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
-  checkParts(request);
+  request.messages.forEach(checkHasParts);
   const target = await resolveTarget(tx, spaces, request);
   if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now })), target);
   if (target.batchId !== null && request.batch === undefined) {
@@ -39,28 +35,17 @@ export function isLoose(request: AcceptRequest): boolean {
 export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[]): Promise<Accepted[]> {
   for (const r of requests) {
     if (!isLoose(r)) throw new SmppdError(ErrorCode.INTERNAL, 'acceptLoose takes requests without a batch or a schedule');
-    checkParts(r);
+    r.messages.forEach(checkHasParts);
   }
   const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now })));
-  if (rows.length > 0) await insertMessages(tx, rows, { batchId: null, scheduleId: null, held: 0 });
+  if (rows.length > 0) await insertMessages(tx, rows, NO_BATCH);
   return requests.map(() => ({ batchId: null, scheduleId: null }));
 }
 
-function checkParts(request: AcceptRequest): void {
-  for (const m of request.messages) {
-    if (m.parts.length === 0) throw new SmppdError(ErrorCode.INTERNAL, `message ${m.id} has no parts`, { messageId: m.id });
-  }
-}
-
 /** The batch and schedule the messages join, created when asked for. */
-async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Target> {
+async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<AcceptTarget> {
+  checkAcceptTarget(request);
   const { batch, batchId, schedule, now } = request;
-  if (batch !== undefined && batchId !== undefined) {
-    throw new SmppdError(ErrorCode.INTERNAL, 'accept takes a new batch or an existing batchId, not both');
-  }
-  if (schedule !== undefined && batch === undefined) {
-    throw new SmppdError(ErrorCode.INTERNAL, 'a schedule is created with a new batch');
-  }
   if (batch !== undefined) {
     const created = await tx.row<{ id: number }>(
       `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at)
@@ -68,35 +53,26 @@ async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest)
       [batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length, now],
     );
     const id = created!.id;
-    if (schedule === undefined) return { batchId: id, scheduleId: null, held: 0 };
+    if (schedule === undefined) return newBatchTarget(id, null);
     const scheduled = await tx.row<{ id: number }>(
       `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES ($1, $2, $3, $4, 'scheduled', $5, $5) RETURNING id`,
       [schedule.client, id, schedule.runAt, schedule.repeat, now],
     );
-    return { batchId: id, scheduleId: scheduled!.id, held: heldBy('active', 'scheduled') };
+    return newBatchTarget(id, scheduled!.id);
   }
   if (batchId !== undefined) return existingBatch(tx, spaces, batchId, request.messages[0]?.client);
-  return { batchId: null, scheduleId: null, held: 0 };
+  return NO_BATCH;
 }
 
 /** Appending to a batch: it must exist for the messages' client and still take messages. Its gate is held until COMMIT. */
-async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client: string | undefined): Promise<Target> {
+async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client: string | undefined): Promise<AcceptTarget> {
   await lockBatchGate(tx, spaces, batchId);
-  const row = await tx.row<{ client: string; state: BatchState; schedule_id: number | null; schedule_state: ScheduleState | null }>(
+  const row = await tx.row<AppendedBatchRow>(
     `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state
      FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = $1`,
     [batchId],
   );
-  if (!row || (client !== undefined && row.client !== client)) {
-    throw new SmppdError(ErrorCode.BATCH_NOT_FOUND, `batch ${batchId} does not exist`, { batchId });
-  }
-  if (row.state === 'aborted') {
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, 'an aborted batch takes no more messages', { batchId });
-  }
-  if (row.schedule_state === 'cancelled') {
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, 'the schedule of this batch is cancelled', { batchId });
-  }
-  return { batchId, scheduleId: row.schedule_id, held: heldBy(row.state, row.schedule_state) };
+  return appendTarget(batchId, client, row);
 }
 
 // Rows come out of unnest in the order given (WITH ORDINALITY ... ORDER BY), so `seq` follows
@@ -128,7 +104,7 @@ interface NewRow {
   now: number;
 }
 
-async function insertMessages(tx: Tx, rows: readonly NewRow[], target: Target): Promise<void> {
+async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTarget): Promise<void> {
   const col = <T>(f: (m: NewMessage) => T): T[] => rows.map((r) => f(r.m));
   const inserted = await tx.rows<{ seq: number; id: string }>(INSERT_MESSAGES_SQL, [
     target.batchId, rows.map((r) => r.now),
@@ -146,11 +122,6 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: Target): 
     parts.map((x) => x.p.sar?.refNum ?? null), parts.map((x) => x.p.sar?.total ?? null), parts.map((x) => x.p.sar?.seq ?? null),
     parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
   ]);
-  await writeNewMessageEvents(tx, rows.filter((r) => r.m.events).map(({ m, now }) => {
-    const payload: StatusEventPayload = {
-      type: 'status', messageId: m.id, channel: 'sms', destination: m.destination, status: 'SUBMITTED', timestamp: isoTime(now),
-      reason: null, batchId: target.batchId, part: null, parts: m.parts.length, smscMessageId: null, receipt: null,
-    };
-    return { route: m, payload, at: now };
-  }));
+  await writeNewMessageEvents(tx, rows.filter((r) => r.m.events)
+    .map(({ m, now }) => ({ route: m, payload: submittedEvent(m, target.batchId, now), at: now })));
 }

@@ -1,16 +1,16 @@
 /**
- * Batches and schedules, as in the SQLite store (`../sqlite/batches.ts`): reads, and the state
- * changes of the messaging service's API §3.3 and §3.4. Whether a batch's parts may be claimed is
- * written onto the parts (`held`) whenever the batch or its schedule changes state.
+ * Batches and schedules, as in the SQLite store: reads, and the state changes of the messaging
+ * service's API §3.3 and §3.4 (the rules: `../rules/batches.ts`). Whether a batch's parts may be
+ * claimed is written onto the parts (`held`) whenever the batch or its schedule changes state.
  *
  * A change takes the batch's gate (an advisory lock, `locks.ts`) first: changes of one batch, of
  * its schedule, and appends to it run one at a time on every instance. The batch row itself is
  * written last, so the `processed` counter that submit outcomes move waits on it for a moment only.
  */
-import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type ScheduleRow } from '../rows.js';
+import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
+import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
 import type { Batch, BatchState, Schedule } from '../store.js';
-import { BATCH_SELECT, heldBy, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type ScheduleRow } from '../sqlite/rows.js';
-import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../sqlite/submit.js';
 import type { Queryable, Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { failWhere } from './part-status.js';
@@ -32,27 +32,12 @@ export async function listSchedules(db: Queryable, client: string): Promise<Sche
   return (await db.rows<ScheduleRow>(`${SCHEDULE_SELECT} WHERE client = $1 ORDER BY id DESC`, [client])).map(toSchedule);
 }
 
-/** API §3.3: which state may follow which, and what a refused change says (as the SQLite store's, which does not export it). */
-function batchTransitionError(from: BatchState, to: BatchState): string | null {
-  switch (to) {
-    case 'paused':
-      return from === 'active' ? null : 'only active batches can be paused';
-    case 'active':
-      return from === 'paused' ? null : 'only paused batches can be resumed';
-    case 'aborted':
-      return from === 'active' || from === 'paused' ? null : 'only active or paused batches can be aborted';
-  }
-}
-
 export async function setBatchState(tx: Tx, spaces: LockSpaces, client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
   // The gate is taken before the batch is known to be this client's: a lock taken in vain costs nothing.
   await lockBatchGate(tx, spaces, batchId);
   const row = await tx.row<BatchRow>(BY_ID_SQL, [batchId, client]);
   if (!row) return undefined;
-  const refused = batchTransitionError(row.state, state);
-  if (refused !== null) {
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, refused, { batchId, from: row.state, to: state });
-  }
+  checkBatchTransition(batchId, row.state, state);
   await refreshHeld(tx, batchId, heldBy(state, row.schedule_state));
   if (state === 'aborted') await failQueued(tx, batchId, REASON_BATCH_ABORTED, now);
   await tx.run('UPDATE batches SET state = $1, updated_at = $2 WHERE id = $3', [state, now, batchId]);
@@ -68,10 +53,7 @@ export async function setScheduleState(
   await lockBatchGate(tx, spaces, found.batch_id);
   const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1`, [scheduleId]);
   if (!row) return undefined;
-  if (row.state !== 'scheduled') {
-    const verb = state === 'released' ? 'sent now' : 'cancelled';
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, `only scheduled campaigns can be ${verb}`, { scheduleId, from: row.state, to: state });
-  }
+  checkScheduleTransition(scheduleId, row.state, state);
   await changeSchedule(tx, row, state, now);
   const after = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1`, [scheduleId]);
   return after && toSchedule(after);

@@ -4,8 +4,8 @@
  * each locks the first queued part of the messages it takes (FOR UPDATE SKIP LOCKED) and passes
  * over those another claim holds, so no message is handed to two instances, and none waits.
  */
+import { readyAt, toClaimedMessage, toClaimedPart, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
-import { toPartBody, type MessageRow, type PartRow } from '../sqlite/rows.js';
 import type { Queryable } from './db.js';
 
 /**
@@ -38,9 +38,6 @@ export const CLAIM_SQL = `WITH heads AS (
 
 const READY_SINCE_SQL = `SELECT p.updated_at, p.not_before ${CLAIMABLE} LIMIT 1`;
 
-type QueuedPartRow = PartRow & { message_seq: number } & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery'
-  | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
-
 export async function claim(db: Queryable, instanceId: string, upstream: string, now: number, limit: number, leaseUntil: number): Promise<ClaimedMessage[]> {
   if (limit <= 0) return [];
   const rows = await db.rows<QueuedPartRow>(CLAIM_SQL, [upstream, now, Math.floor(limit), instanceId, leaseUntil]);
@@ -48,22 +45,10 @@ export async function claim(db: Queryable, instanceId: string, upstream: string,
   let current: ClaimedMessage | undefined;
   for (const p of rows) {
     if (current?.id !== p.message_id) {
-      current = {
-        id: p.message_id,
-        upstream: p.upstream,
-        source: p.source,
-        destination: p.destination,
-        registeredDelivery: p.registered_delivery,
-        sourceTon: p.source_ton,
-        sourceNpi: p.source_npi,
-        destTon: p.dest_ton,
-        destNpi: p.dest_npi,
-        validityPeriod: p.validity_period,
-        parts: [],
-      };
+      current = toClaimedMessage(p, []);
       claimed.push(current);
     }
-    current.parts.push({ ...toPartBody(p), part: p.part, attempts: p.attempts });
+    current.parts.push(toClaimedPart(p));
   }
   return claimed;
 }
@@ -71,5 +56,5 @@ export async function claim(db: Queryable, instanceId: string, upstream: string,
 /** Since when the first part a claim would take now has been ready; null when none is. */
 export async function readySince(db: Queryable, upstream: string, now: number): Promise<number | null> {
   const first = await db.row<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, [upstream, now]);
-  return first ? Math.max(first.updated_at, first.not_before ?? 0) : null;
+  return first ? readyAt(first) : null;
 }

@@ -6,7 +6,8 @@
  * prepared once per connection, by name, the first time a connection runs them.
  */
 import pg from 'pg';
-import { ErrorCode, SmppdError, isSmppdError } from '../../core/errors.js';
+import type { SmppdError } from '../../core/errors.js';
+import { asStoreError as storeError } from '../store-error.js';
 import { FLUSH_SQL, PendingWrites } from './writes.js';
 
 /** int8 (COUNT(*), BIGSERIAL ids, ms timestamps) as a JS number: every value the store keeps is below 2^53. */
@@ -197,9 +198,7 @@ export function sqlState(e: unknown): string | undefined {
   return e instanceof pg.DatabaseError ? e.code : undefined;
 }
 
-/** SmppdErrors pass through; anything else (a DatabaseError, a lost connection) becomes INTERNAL with its cause. */
+/** `../store-error.ts`'s, with the SQLSTATE of a DatabaseError in the details. */
 export function asStoreError(e: unknown, message: string): SmppdError {
-  if (isSmppdError(e)) return e;
-  const detail = e instanceof Error ? e.message : String(e);
-  return new SmppdError(ErrorCode.INTERNAL, `${message}: ${detail}`, { sqlState: sqlState(e) }, { cause: e });
+  return storeError(e, message, { sqlState: sqlState(e) });
 }

@@ -11,23 +11,14 @@
  * receiver that is down costs it nothing), skips those another instance's claim has locked
  * (FOR UPDATE SKIP LOCKED) and leases what it takes, so each event goes to one instance at a time.
  */
-import type { DeliveryStatus } from '../../sms/status.js';
+import {
+  toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
+} from '../rows.js';
+import { resendCause, resendPage, resentEvent } from '../status-events.js';
 import type {
   DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
 } from '../store.js';
-import { resendCause, resentEvent } from '../status-events.js';
 import type { Queryable, Tx } from './db.js';
-
-interface OutboxRow {
-  id: number;
-  kind: 'status' | 'inbound';
-  message_id: string | null;
-  client: string;
-  payload: string;
-  created_at: number;
-  queued_at: number;
-  attempts: number;
-}
 
 export const CLAIM_EVENTS_SQL = `WITH picked AS (
     SELECT o.id, o.next_attempt_at AS due FROM outbox o
@@ -43,10 +34,7 @@ export async function claimEvents(db: Queryable, instanceId: string, client: str
   if (limit <= 0) return [];
   const rows = await db.rows<OutboxRow & { due: number }>(CLAIM_EVENTS_SQL, [client, now, Math.floor(limit), leaseUntil, instanceId]);
   rows.sort((a, b) => a.due - b.due || a.id - b.id);
-  return rows.map((r) => ({
-    id: r.id, kind: r.kind, messageId: r.message_id, client: r.client, payload: r.payload,
-    createdAt: r.created_at, queuedAt: r.queued_at, attempts: r.attempts,
-  }));
+  return rows.map(toOutboxEvent);
 }
 
 // The messages of the events that leave the queue (delivered, dead): locked first, as by every
@@ -113,15 +101,12 @@ export async function releaseLeases(db: Queryable, instanceId: string, now: numb
 }
 
 export async function listDeadEvents(db: Queryable, client: string, limit: number, afterId = 0): Promise<DeadEvent[]> {
-  const rows = await db.rows<OutboxRow & { last_error: string | null; died_at: number }>(
+  const rows = await db.rows<DeadEventRow>(
     `SELECT id, kind, message_id, payload, created_at, attempts, last_error, died_at FROM outbox
      WHERE client = $1 AND state = 'dead' AND id > $2 ORDER BY id LIMIT $3`,
     [client, afterId, limit],
   );
-  return rows.map((r) => ({
-    id: r.id, kind: r.kind, messageId: r.message_id, payload: r.payload, createdAt: r.created_at,
-    attempts: r.attempts, lastError: r.last_error, diedAt: r.died_at,
-  }));
+  return rows.map(toDeadEvent);
 }
 
 const LATER_LIVE_SQL = "SELECT 1 FROM outbox WHERE message_id = $1 AND state IN ('pending', 'blocked') AND id > $2 LIMIT 1";
@@ -160,18 +145,6 @@ export async function resendDeadEvents(tx: Tx, client: string, ids: readonly num
   return { requeued, superseded };
 }
 
-interface ResendMessageRow {
-  seq: number;
-  id: string;
-  client: string;
-  upstream: string;
-  batch_id: number | null;
-  destination: string;
-  status: DeliveryStatus;
-  reason: string | null;
-  updated_at: number;
-}
-
 /**
  * Walks the client's messages in seq order and writes a status event with each matching
  * message's current status (its row locked, as every status event's writer does).
@@ -190,7 +163,7 @@ export async function resendStatusEvents(
     params,
   );
   for (const m of rows) {
-    const parts = await tx.rows<{ part: number; status: DeliveryStatus; smsc_id: string | null; updated_at: number }>(
+    const parts = await tx.rows<ResendPartRow>(
       'SELECT part, status, smsc_id, updated_at FROM parts WHERE message_id = $1 ORDER BY part', [m.id]);
     const cause = resendCause(m.status, parts);
     const receipt = cause === undefined ? undefined : await tx.row<{ raw: string }>(
@@ -198,8 +171,7 @@ export async function resendStatusEvents(
     const payload = resentEvent(m, cause, parts.length, receipt?.raw);
     tx.writes.statusEvent(m, payload, now);
   }
-  const last = rows.at(-1);
-  return { queued: rows.length, next: rows.length === limit && last ? last.seq : null };
+  return resendPage(rows, limit);
 }
 
 /** Waiting events (due or backing-off heads, and the blocked ones behind them) and dead ones, per client. */

@@ -6,20 +6,14 @@
  * is a new one.
  *
  * The tables are those of the SQLite store (`../sqlite/migrations.ts`, at its version 3) with
- * the same names and flags (0/1 SMALLINT, so the row types and helpers are shared), times as
+ * the same names and flags (0/1 SMALLINT, so the row types of `../rows.ts` are shared), times as
  * BIGINT milliseconds, and what several instances need besides: who holds an inflight part and
  * until when (`parts.claimed_by`, `parts.lease_until`), who leased an event (`outbox.leased_by`).
  */
 import type pg from 'pg';
-import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { pendingMigrations, type Migration } from '../rules/migrations.js';
 
-export interface PgMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-export const PG_MIGRATIONS: readonly PgMigration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'initial schema',
@@ -209,7 +203,7 @@ export const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended
  * on `client`, holding the schema's migration lock; returns the versions applied. `client`'s
  * search_path names the schema.
  */
-export async function migrate(client: pg.ClientBase, schema: string, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+export async function migrate(client: pg.ClientBase, schema: string, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number[]> {
   await client.query('BEGIN');
   try {
     await client.query(MIGRATION_LOCK_SQL, [schema]);
@@ -220,14 +214,9 @@ export async function migrate(client: pg.ClientBase, schema: string, migrations:
       applied_at BIGINT  NOT NULL
     )`);
     const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
-    const current = rows[0]?.v ?? 0;
-    const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
-    if (current > known) {
-      throw new SmppdError(ErrorCode.INTERNAL, `the store's schema is version ${current}; this smppd knows up to ${known}`, { current, known });
-    }
+    const pending = pendingMigrations(rows[0]?.v ?? 0, migrations);
     const applied: number[] = [];
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (m.version <= current) continue;
+    for (const m of pending) {
       await client.query(m.sql);
       // applied_at is the database's time: a note for operators, read by nothing.
       await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)", [m.version, m.name]);

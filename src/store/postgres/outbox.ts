@@ -1,13 +1,13 @@
 /**
- * Outbox rows, written in the same transaction as the change they report (as the SQLite store's
- * `../sqlite/outbox.ts`, whose payload types and `isoTime` are shared). The status events of a
+ * Outbox rows, written in the same transaction as the change they report (payloads:
+ * `../event-payloads.ts`). The status events of a
  * change go with the transaction's other writes (`writes.ts`): pending when they are the only
  * undelivered event of their message, blocked behind the earlier ones otherwise. Their writer
  * holds the message's row lock, as everything that adds, promotes or removes a message's events
  * does (`event-delivery.ts`): two instances never both decide that an event is the head.
  */
+import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
 import type { InboundRecord } from '../store.js';
-import { isoTime, type InboundEventPayload, type StatusEventPayload } from '../sqlite/outbox.js';
 import type { Tx } from './db.js';
 
 const INSERT_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
@@ -41,14 +41,6 @@ export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<voi
     [inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt],
   );
   if (inbound.client === null || !inbound.events || !stored) return;
-  const payload: InboundEventPayload = {
-    type: 'inbound',
-    channel: 'sms',
-    inboundId: stored.id,
-    source: inbound.source,
-    destination: inbound.destination,
-    text: inbound.text,
-    receivedAt: isoTime(inbound.receivedAt),
-  };
+  const payload = inboundEvent(stored.id, inbound);
   await tx.run(INSERT_SQL, ['inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
 }

@@ -1,17 +1,18 @@
 /**
- * How a part's status changes and what follows, as in the SQLite store (`../sqlite/part-status.ts`):
- * the part merges the new status, the message takes the aggregate of its parts, each change of
- * the message's status writes one outbox event naming the part that caused it.
+ * How a part's status changes and what follows, decided by the rules both stores share
+ * (`../rules/part-status.ts`): the part merges the new status, the message takes the aggregate of
+ * its parts, each change of the message's status writes one outbox event naming the part that
+ * caused it.
  *
  * Several instances change the same message: every change takes the message's row lock and its
  * parts' (`lockMessages`, one statement), works on them in memory, and hands the rows it changed
  * to the transaction's writes (`writes.ts`). Claims lock queued parts only, never the message, so
  * a status change and a claim meet on the part rows, and the second sees what the first committed.
  */
-import { aggregateStatus, isFinal, mergeStatus, type DeliveryStatus } from '../../sms/status.js';
-import { changeEvent, messageReason } from '../status-events.js';
+import type { DeliveryStatus } from '../../sms/status.js';
+import { failPart, settleMessage, type StatusCause } from '../rules/part-status.js';
 import type { Tx } from './db.js';
-import { PART_STATUS_COLUMNS, type MessageState, type MessageStatusRow, type PartStatusRow } from './rows.js';
+import { PART_STATUS_COLUMNS, releaseClaim, type MessageState, type MessageStatusRow, type PartStatusRow } from './rows.js';
 
 export type { MessageState, PartStatusRow } from './rows.js';
 
@@ -66,45 +67,24 @@ export async function lockMessage(tx: Tx, id: string): Promise<MessageState | un
   return (await lockMessages(tx, [id]))[0];
 }
 
-/** What caused a change: the part, and the receipt when a receipt did. */
-export interface StatusCause {
-  part: number;
-  receipt: Record<string, unknown> | null;
-}
-
 /**
- * After a part changed: recomputes the message's status from its parts, writes it and its
- * outbox event when it moved, and counts the message as processed in its batch once it has a
- * final status or every part is done. Updates `state.message`. Returns whether the status changed.
+ * After a part changed: settles its message (`settleMessage`, onto `state.message`) and hands the
+ * message, its outbox event and its batch's count to the transaction's writes. Returns whether
+ * the message's status changed.
  */
 export function settleLoaded(tx: Tx, state: MessageState, cause: StatusCause, changedAt: number): boolean {
-  const { message, parts } = state;
-  // A message's changes are never dated before its last one: a part's change may carry an
-  // earlier time than another part's change recorded before it.
-  const now = Math.max(changedAt, message.updated_at);
-  const merged = mergeStatus(message.status, aggregateStatus(parts.map((p) => p.status)));
-  const causePart = parts.find((p) => p.part === cause.part);
-  const processed = isFinal(merged.status) || parts.every((p) => p.state === 'done');
-  const reason = merged.changed ? messageReason(merged.status, causePart, parts) : message.reason;
-  const countNow = processed && message.processed === 0;
-  if (countNow && message.batch_id !== null) tx.writes.countProcessed(message.batch_id, now);
-  message.status = merged.status;
-  message.reason = reason;
-  message.processed = processed || message.processed === 1 ? 1 : 0;
-  message.updated_at = now;
-  tx.writes.message(message);
-  if (merged.changed && causePart && message.events === 1) {
-    tx.writes.statusEvent(message, changeEvent(message, merged.status, reason, causePart, parts.length, cause.receipt, now), now);
-  }
-  return merged.changed;
+  const settled = settleMessage(state, cause, changedAt);
+  if (settled.countIn !== null) tx.writes.countProcessed(settled.countIn, settled.at);
+  tx.writes.message(state.message);
+  if (settled.event) tx.writes.statusEvent(state.message, settled.event, settled.at);
+  return settled.changed;
 }
 
 
 /**
- * Ends parts of locked messages with a local final decision (expired, aborted, cancelled,
- * uncertain): FAILED with `reason` where the merge allows, state done; then each message settles
- * once, its first ended part as the cause. `ended` holds parts of `states` (the same objects).
- * Returns how many parts it ended.
+ * Ends parts of locked messages with a local final decision (`failPart`: expired, aborted,
+ * cancelled, uncertain); then each message settles once, its first ended part as the cause.
+ * `ended` holds parts of `states` (the same objects). Returns how many parts it ended.
  */
 export function failLoaded(tx: Tx, states: readonly MessageState[], ended: ReadonlySet<PartStatusRow>, reason: string, now: number): number {
   let count = 0;
@@ -112,10 +92,8 @@ export function failLoaded(tx: Tx, states: readonly MessageState[], ended: Reado
     let first: number | null = null;
     for (const p of state.parts) {
       if (!ended.has(p)) continue;
-      const merged = mergeStatus(p.status, 'FAILED');
-      p.status = merged.status;
-      if (merged.changed) p.reason = reason;
-      Object.assign(p, { state: 'done', updated_at: now, claimed_by: null, lease_until: null } satisfies Partial<PartStatusRow>);
+      failPart(p, reason, now);
+      releaseClaim(p);
       tx.writes.part(p);
       first ??= p.part;
       count++;

@@ -1,6 +1,6 @@
 /** Reads of messages and of the store's sizes (every instance's). */
+import { toMessageView, type MessageViewRow, type PartViewRow } from '../rows.js';
 import type { MessageView, StoreCounts } from '../store.js';
-import { toPartView, type MessageRow, type PartRow } from '../sqlite/rows.js';
 import type { Queryable } from './db.js';
 
 const MESSAGE_SQL = 'SELECT id, client, upstream, batch_id, source, destination, status, reason, created_at, updated_at FROM messages WHERE id = $1';
@@ -8,22 +8,9 @@ const PARTS_SQL = 'SELECT part, status, smsc_id, reason, attempts, updated_at FR
 
 /** In one snapshot (`db` is a read transaction): the message's status and its parts' agree. */
 export async function getMessage(db: Queryable, messageId: string): Promise<MessageView | undefined> {
-  const m = await db.row<MessageRow>(MESSAGE_SQL, [messageId]);
+  const m = await db.row<MessageViewRow>(MESSAGE_SQL, [messageId]);
   if (!m) return undefined;
-  const parts = await db.rows<PartRow>(PARTS_SQL, [messageId]);
-  return {
-    messageId: m.id,
-    client: m.client,
-    upstream: m.upstream,
-    batchId: m.batch_id,
-    source: m.source,
-    destination: m.destination,
-    status: m.status,
-    reason: m.reason,
-    createdAt: m.created_at,
-    updatedAt: m.updated_at,
-    parts: parts.map(toPartView),
-  };
+  return toMessageView(m, await db.rows<PartViewRow>(PARTS_SQL, [messageId]));
 }
 
 export async function queueDepth(db: Queryable): Promise<number> {

@@ -1,33 +1,18 @@
 /**
- * Receipts, as in the SQLite store (`../sqlite/receipts.ts`): matched to their part by any of
- * their keys within the upstream, kept raw with the part, or parked until the submit outcome that
- * gives a part that key. The receipt may arrive on any instance's bind and the submit outcome be
- * recorded by another: both hold the advisory locks of the keys (`receiptKeyLocksSql`), so one of
- * them sees what the other committed, and a parked receipt is applied exactly once.
+ * Receipts, as in the SQLite store: matched to their part by any of their keys within the
+ * upstream, kept raw with the part (what a receipt does to its part: `../rules/receipts.ts`), or
+ * parked until the submit outcome that gives a part that key. The receipt may arrive on any
+ * instance's bind and the submit outcome be recorded by another: both hold the advisory locks of
+ * the keys (`receiptKeyLocksSql`), so one of them sees what the other committed, and a parked
+ * receipt is applied exactly once.
  */
-import { mergeStatus, type DeliveryStatus } from '../../sms/status.js';
+import {
+  mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
+} from '../rules/receipts.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { receiptKeyLocksSql, type LockSpaces } from './locks.js';
 import { lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
-
-/** A receipt as it is applied, fresh or unparked. */
-interface ReceiptData {
-  upstream: string;
-  status: DeliveryStatus | null;
-  reason: string | null;
-  raw: Record<string, unknown>;
-  receivedAt: number;
-}
-
-interface ParkedRow {
-  id: number;
-  upstream: string;
-  status: DeliveryStatus | null;
-  reason: string | null;
-  raw: string;
-  received_at: number;
-}
 
 // The keys of every receipt, in hash order: two transactions never wait on each other's keys.
 const LOCK_KEYS_SQL = receiptKeyLocksSql('$1', 'unnest($2::text[], $3::text[]) AS u(upstream, key)');
@@ -65,9 +50,7 @@ export async function applyReceipts(tx: Tx, spaces: LockSpaces, receipts: readon
       applied.push({ kind: 'parked' });
       continue;
     }
-    // Never dated before the part's last change: a receipt read just before its submit_sm_resp
-    // was recorded would otherwise date DELIVERED before SENT.
-    const changed = applyToPart(tx, state, part, match.key, receipt, Math.max(receipt.receivedAt, part.updated_at));
+    const changed = applyToPart(tx, state, part, match.key, receipt, receiptChangedAt(receipt.receivedAt, part));
     applied.push({ kind: 'matched', messageId: state.message.id, part: part.part, key: match.key, changed });
   }
   return applied;
@@ -123,34 +106,16 @@ export async function takeParked(tx: Tx, wanted: ReadonlyArray<{ upstream: strin
  * (taken by `takeParked`), oldest first. The changes are dated `now` or later.
  */
 export function applyParked(tx: Tx, state: MessageState, part: PartStatusRow, matchKey: string, parked: readonly ParkedRow[], now: number): void {
-  for (const r of parked) {
-    applyToPart(tx, state, part, matchKey, {
-      upstream: r.upstream,
-      status: r.status,
-      reason: r.reason,
-      raw: JSON.parse(r.raw) as Record<string, unknown>,
-      receivedAt: r.received_at,
-    }, Math.max(now, r.received_at));
-  }
+  for (const r of parked) applyToPart(tx, state, part, matchKey, unparked(r), unparkedChangedAt(r, now));
 }
 
 /** Stores the receipt with its part (of a locked message) and merges its status; returns whether the part's status moved. */
 function applyToPart(tx: Tx, state: MessageState, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
-  const merged = receipt.status === null ? null : mergeStatus(part.status, receipt.status);
-  const changed = merged?.changed ?? false;
-  if (merged?.changed) {
-    part.status = merged.status;
-    part.reason = receipt.reason;
-    part.updated_at = changedAt;
-    tx.writes.part(part);
-  }
-  tx.writes.receipt({
-    message_id: part.message_id, part: part.part, upstream: receipt.upstream, key, status: receipt.status, reason: receipt.reason,
-    changed: changed ? 1 : 0, ignored: merged === null ? 'unknown' : (merged.ignored ?? null), raw: JSON.stringify(receipt.raw),
-    received_at: receipt.receivedAt,
-  });
-  if (changed) settleLoaded(tx, state, { part: part.part, receipt: receipt.raw }, changedAt);
-  return changed;
+  const row = mergeReceipt(part, key, receipt, changedAt);
+  if (row.changed === 1) tx.writes.part(part);
+  tx.writes.receipt(row);
+  if (row.changed === 1) settleLoaded(tx, state, { part: part.part, receipt: receipt.raw }, changedAt);
+  return row.changed === 1;
 }
 
 async function park(tx: Tx, receipt: ReceiptRecord): Promise<void> {

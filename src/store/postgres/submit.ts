@@ -1,17 +1,18 @@
 /**
  * Submit outcomes, and the sweeps that end parts without one: recovery of inflight parts and
- * expiry. As in the SQLite store (`../sqlite/submit.ts`, whose reasons are shared), with what
- * several instances add: an inflight part belongs to the instance that claimed it, and another
+ * expiry. The rules are those of the SQLite store (`../rules/submit.ts`), with what several
+ * instances add: an inflight part belongs to the instance that claimed it, and another
  * takes it over only when that instance is gone (lease ended, instance lock free).
  */
-import { ErrorCode, SmppdError } from '../../core/errors.js';
-import { mergeStatus } from '../../sms/status.js';
-import type { BatchState, PartResult, ScheduleState } from '../store.js';
-import { REASON_BATCH_ABORTED, REASON_EXPIRED, REASON_SCHEDULE_CANCELLED, REASON_UNCERTAIN } from '../sqlite/submit.js';
+import {
+  endPart, REASON_EXPIRED, REASON_UNCERTAIN, recoveryPolicy, requeueRefusal, resultPart, submittedMessage, type BatchGate,
+} from '../rules/submit.js';
+import type { PartResult } from '../store.js';
 import type { Tx } from './db.js';
 import { liveInstancesSql, receiptKeyLocksSql, type LockSpaces } from './locks.js';
 import { failLoaded, failWhere, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 import { applyParked, takeParked, type ParkedByKey } from './receipts.js';
+import { releaseClaim } from './rows.js';
 
 export interface InstanceContext {
   instanceId: string;
@@ -43,8 +44,7 @@ export async function recordSubmits(tx: Tx, ctx: InstanceContext, outcomes: read
   const wanted: Array<{ upstream: string; key: string }> = [];
   const doneParts = new Map<string, Set<number>>();
   for (const o of outcomes) {
-    const state = states.get(o.messageId);
-    if (!state) throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: no message ${o.messageId}`, { messageId: o.messageId });
+    const state = submittedMessage(states.get(o.messageId), o.messageId);
     let done = doneParts.get(o.messageId);
     if (done === undefined) doneParts.set(o.messageId, done = new Set(state.parts.filter((p) => p.state === 'done').map((p) => p.part)));
     for (const key of keysToMatch(state, o.results, done)) wanted.push({ upstream: state.message.upstream, key });
@@ -56,43 +56,18 @@ export async function recordSubmits(tx: Tx, ctx: InstanceContext, outcomes: read
 async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageState, o: SubmitOutcome, parked: ParkedByKey): Promise<void> {
   const { messageId, results, now } = o;
   for (const result of results) {
-    const part = state.parts.find((p) => p.part === result.part);
-    if (!part) {
-      throw new SmppdError(ErrorCode.INTERNAL, `recordSubmit: message ${messageId} has no part ${result.part}`, { messageId, part: result.part });
+    const part = resultPart(state.parts, messageId, result);
+    if (!part) continue;
+    if (result.kind === 'requeue') {
+      if (part.state === 'inflight' && part.claimed_by !== null && part.claimed_by !== ctx.instanceId) continue;
+      await requeueParts(tx, state, new Set([part]), result.notBefore, now);
+      continue;
     }
-    if (part.state === 'done') continue;
-    switch (result.kind) {
-      case 'accepted': {
-        const merged = mergeStatus(part.status, 'SENT');
-        if (merged.changed) {
-          part.status = merged.status;
-          part.reason = null;
-        }
-        Object.assign(part, {
-          state: 'done', smsc_id: result.smscId, match_key: result.matchKey, bind: result.bind, attempts: result.attempts,
-          updated_at: now, claimed_by: null, lease_until: null,
-        } satisfies Partial<PartStatusRow>);
-        tx.writes.part(part);
-        settleLoaded(tx, state, { part: result.part, receipt: null }, now);
-        applyParked(tx, state, part, result.matchKey, parked.take(state.message.upstream, result.matchKey), now);
-        break;
-      }
-      case 'final': {
-        const merged = mergeStatus(part.status, result.status);
-        if (merged.changed) {
-          part.status = merged.status;
-          part.reason = result.reason;
-        }
-        Object.assign(part, { state: 'done', attempts: result.attempts, updated_at: now, claimed_by: null, lease_until: null } satisfies Partial<PartStatusRow>);
-        tx.writes.part(part);
-        settleLoaded(tx, state, { part: result.part, receipt: null }, now);
-        break;
-      }
-      case 'requeue':
-        if (part.state === 'inflight' && part.claimed_by !== null && part.claimed_by !== ctx.instanceId) break;
-        await requeueParts(tx, state, new Set([part]), result.notBefore, now);
-        break;
-    }
+    endPart(part, result, now);
+    releaseClaim(part);
+    tx.writes.part(part);
+    settleLoaded(tx, state, { part: part.part, receipt: null }, now);
+    if (result.kind === 'accepted') applyParked(tx, state, part, result.matchKey, parked.take(state.message.upstream, result.matchKey), now);
   }
 }
 
@@ -115,22 +90,23 @@ const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT 
 
 /**
  * Puts parts of a locked message back in the queue, eligible at `notBefore` (null: keep their
- * own). Parts whose batch was aborted, or whose schedule was cancelled, meanwhile end as their
- * queued siblings did. The batch is read after the parts were locked: an abort that has failed
+ * own), unless their batch or schedule has ended meanwhile (`requeueRefusal`). The batch is read after the parts were locked: an abort that has failed
  * the batch's queued parts also holds its inflight parts until it commits (`batches.ts`), so
  * this either waited for it and reads 'aborted', or comes first and is failed by it.
  */
 async function requeueParts(tx: Tx, state: MessageState, parts: ReadonlySet<PartStatusRow>, notBefore: number | null, now: number): Promise<void> {
   if (parts.size === 0) return;
   const batchId = state.message.batch_id;
-  const gate = batchId === null ? undefined : await tx.row<{ state: BatchState; schedule_state: ScheduleState | null }>(GATE_SQL, [batchId]);
-  if (gate?.state === 'aborted') {
-    failLoaded(tx, [state], parts, REASON_BATCH_ABORTED, now);
-  } else if (gate?.schedule_state === 'cancelled') {
-    failLoaded(tx, [state], parts, REASON_SCHEDULE_CANCELLED, now);
+  const gate = batchId === null ? undefined : await tx.row<BatchGate>(GATE_SQL, [batchId]);
+  const refused = requeueRefusal(gate);
+  if (refused !== null) {
+    failLoaded(tx, [state], parts, refused, now);
   } else {
     for (const p of parts) {
-      Object.assign(p, { state: 'queued', not_before: notBefore ?? p.not_before, updated_at: now, claimed_by: null, lease_until: null } satisfies Partial<PartStatusRow>);
+      p.state = 'queued';
+      p.not_before = notBefore ?? p.not_before;
+      p.updated_at = now;
+      releaseClaim(p);
       tx.writes.part(p);
     }
   }
@@ -176,8 +152,7 @@ export async function recoverInflight(tx: Tx, ctx: InstanceContext, policies: Po
     });
     if (parts.length === 0) continue;
     touched += parts.length;
-    const policy = Object.hasOwn(policies, state.message.upstream) ? policies[state.message.upstream] : 'resend';
-    if (policy === 'resend') await requeueParts(tx, state, new Set(parts), null, now);
+    if (recoveryPolicy(policies, state.message.upstream) === 'resend') await requeueParts(tx, state, new Set(parts), null, now);
     else failLoaded(tx, [state], new Set(parts), REASON_UNCERTAIN, now);
   }
   return touched;

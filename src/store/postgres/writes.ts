@@ -9,21 +9,9 @@
  * in the last flush only, just before COMMIT, in batch id order: the batch row is a counter that
  * every message of a bulk batch moves, and its lock is held from there to the COMMIT.
  */
-import type { StatusEventPayload } from '../sqlite/outbox.js';
+import type { StatusEventPayload } from '../event-payloads.js';
+import type { ReceiptInsert } from '../rules/receipts.js';
 import type { MessageStatusRow, PartStatusRow } from './rows.js';
-
-export interface ReceiptInsert {
-  message_id: string;
-  part: number;
-  upstream: string;
-  key: string;
-  status: string | null;
-  reason: string | null;
-  changed: 0 | 1;
-  ignored: string | null;
-  raw: string;
-  received_at: number;
-}
 
 interface EventInsert {
   route: { client: string; upstream: string };

@@ -1,14 +1,14 @@
 /**
  * Batches and schedules: reads, and the state changes of the messaging service's API §3.3 and
- * §3.4. Whether a batch's parts may be claimed is written onto the parts (`held`) whenever the
- * batch or its schedule changes state, so claim reads one index.
+ * §3.4 (the rules: `../rules/batches.ts`). Whether a batch's parts may be claimed is written onto
+ * the parts (`held`) whenever the batch or its schedule changes state, so claim reads one index.
  */
-import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type PartRow, type ScheduleRow } from '../rows.js';
+import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
+import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
 import type { Batch, BatchState, Schedule } from '../store.js';
 import { failParts, PART_SELECT } from './part-status.js';
-import { BATCH_SELECT, heldBy, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type PartRow, type ScheduleRow } from './rows.js';
 import type { Sql } from './sql.js';
-import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from './submit.js';
 
 export function getBatch(sql: Sql, client: string, batchId: number): Batch | undefined {
   const row = sql.get<BatchRow>(`${BATCH_SELECT} WHERE b.id = ? AND b.client = ?`, batchId, client);
@@ -25,25 +25,10 @@ export function listSchedules(sql: Sql, client: string): Schedule[] {
   return sql.all<ScheduleRow>(`${SCHEDULE_SELECT} WHERE client = ? ORDER BY id DESC`, client).map(toSchedule);
 }
 
-/** API §3.3: which state may follow which, and what a refused change says. */
-function batchTransitionError(from: BatchState, to: BatchState): string | null {
-  switch (to) {
-    case 'paused':
-      return from === 'active' ? null : 'only active batches can be paused';
-    case 'active':
-      return from === 'paused' ? null : 'only paused batches can be resumed';
-    case 'aborted':
-      return from === 'active' || from === 'paused' ? null : 'only active or paused batches can be aborted';
-  }
-}
-
 export function setBatchState(sql: Sql, client: string, batchId: number, state: BatchState, now: number): Batch | undefined {
   const row = sql.get<BatchRow>(`${BATCH_SELECT} WHERE b.id = ? AND b.client = ?`, batchId, client);
   if (!row) return undefined;
-  const refused = batchTransitionError(row.state, state);
-  if (refused !== null) {
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, refused, { batchId, from: row.state, to: state });
-  }
+  checkBatchTransition(batchId, row.state, state);
   sql.run('UPDATE batches SET state = ?, updated_at = ? WHERE id = ?', state, now, batchId);
   refreshHeld(sql, batchId, heldBy(state, row.schedule_state));
   if (state === 'aborted') failQueued(sql, batchId, REASON_BATCH_ABORTED, now);
@@ -59,10 +44,7 @@ export function setScheduleState(
 ): Schedule | undefined {
   const row = sql.get<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = ? AND client = ?`, scheduleId, client);
   if (!row) return undefined;
-  if (row.state !== 'scheduled') {
-    const verb = state === 'released' ? 'sent now' : 'cancelled';
-    throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, `only scheduled campaigns can be ${verb}`, { scheduleId, from: row.state, to: state });
-  }
+  checkScheduleTransition(scheduleId, row.state, state);
   changeSchedule(sql, row, state, now);
   const after = sql.get<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = ?`, scheduleId);
   return after && toSchedule(after);

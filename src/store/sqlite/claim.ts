@@ -1,6 +1,6 @@
 /** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
+import { readyAt, toClaimedMessage, toClaimedPart, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
-import { toPartBody, type MessageRow, type PartRow } from './rows.js';
 import type { Sql } from './sql.js';
 
 /** The statements of a claim, named so a test can hold their query plans. */
@@ -34,11 +34,8 @@ const READY_SINCE_SQL = CLAIM_SQL.claimable.replace('SELECT p.message_id FROM', 
 
 export function readySince(sql: Sql, upstream: string, now: number): number | null {
   const first = sql.get<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, upstream, now, now, 1);
-  return first ? Math.max(first.updated_at, first.not_before ?? 0) : null;
+  return first ? readyAt(first) : null;
 }
-
-type QueuedPartRow = PartRow & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton'
-  | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
 
 export function claim(sql: Sql, upstream: string, now: number, limit: number): ClaimedMessage[] {
   if (limit <= 0) return [];
@@ -49,19 +46,7 @@ export function claim(sql: Sql, upstream: string, now: number, limit: number): C
     const m = parts[0];
     if (!m) continue;
     sql.run(CLAIM_SQL.markInflight, now, id);
-    claimed.push({
-      id,
-      upstream: m.upstream,
-      source: m.source,
-      destination: m.destination,
-      registeredDelivery: m.registered_delivery,
-      sourceTon: m.source_ton,
-      sourceNpi: m.source_npi,
-      destTon: m.dest_ton,
-      destNpi: m.dest_npi,
-      validityPeriod: m.validity_period,
-      parts: parts.map((p) => ({ ...toPartBody(p), part: p.part, attempts: p.attempts })),
-    });
+    claimed.push(toClaimedMessage(m, parts.map(toClaimedPart)));
   }
   return claimed;
 }

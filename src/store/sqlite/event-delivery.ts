@@ -4,24 +4,15 @@
  * dead events, and the re-push of `POST /sms/resendDlr`. Delivered events are deleted: the
  * outbox holds what is still to deliver, and the dead.
  */
-import type { DeliveryStatus } from '../../sms/status.js';
+import {
+  toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
+} from '../rows.js';
+import { resendCause, resendPage, resentEvent } from '../status-events.js';
 import type {
   DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
 } from '../store.js';
-import { resendCause, resentEvent } from '../status-events.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
-
-interface OutboxRow {
-  id: number;
-  kind: 'status' | 'inbound';
-  message_id: string | null;
-  client: string;
-  payload: string;
-  created_at: number;
-  queued_at: number;
-  attempts: number;
-}
 
 // Pending events are the heads of their messages (later ones wait as 'blocked'), so a claim
 // reads due events only: a backlog behind a receiver that is down costs it nothing.
@@ -37,10 +28,7 @@ export function claimEvents(sql: Sql, client: string, now: number, limit: number
   const rows = sql.all<OutboxRow>(CLAIM_EVENTS_SQL, client, now, limit);
   return rows.map((r) => {
     sql.run(LEASE_SQL, leaseUntil, leaseUntil, r.id);
-    return {
-      id: r.id, kind: r.kind, messageId: r.message_id, client: r.client, payload: r.payload,
-      createdAt: r.created_at, queuedAt: r.queued_at, attempts: r.attempts,
-    };
+    return toOutboxEvent(r);
   });
 }
 
@@ -96,15 +84,11 @@ export function releaseLeases(sql: Sql, now: number): number {
 }
 
 export function listDeadEvents(sql: Sql, client: string, limit: number, afterId = 0): DeadEvent[] {
-  const rows = sql.all<OutboxRow & { last_error: string | null; died_at: number }>(
+  return sql.all<DeadEventRow>(
     `SELECT id, kind, message_id, payload, created_at, attempts, last_error, died_at FROM outbox INDEXED BY outbox_dead
      WHERE client = ? AND state = 'dead' AND id > ? ORDER BY id LIMIT ?`,
     client, afterId, limit,
-  );
-  return rows.map((r) => ({
-    id: r.id, kind: r.kind, messageId: r.message_id, payload: r.payload, createdAt: r.created_at,
-    attempts: r.attempts, lastError: r.last_error, diedAt: r.died_at,
-  }));
+  ).map(toDeadEvent);
 }
 
 const LATER_LIVE_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_live
@@ -139,25 +123,6 @@ export function resendDeadEvents(sql: Sql, client: string, ids: readonly number[
   return { requeued, superseded };
 }
 
-interface ResendMessageRow {
-  seq: number;
-  id: string;
-  client: string;
-  upstream: string;
-  batch_id: number | null;
-  destination: string;
-  status: DeliveryStatus;
-  reason: string | null;
-  updated_at: number;
-}
-
-interface ResendPartRow {
-  part: number;
-  status: DeliveryStatus;
-  smsc_id: string | null;
-  updated_at: number;
-}
-
 /**
  * Walks the client's messages in seq order (the primary key: one pass over the table for the
  * whole request, however many calls it takes) and writes a status event with each matching
@@ -184,8 +149,7 @@ export function resendStatusEvents(
     const payload = resentEvent(m, cause, parts.length, receipt?.raw);
     writeStatusEvent(sql, m, payload, now);
   }
-  const last = rows.at(-1);
-  return { queued: rows.length, next: rows.length === limit && last ? last.seq : null };
+  return resendPage(rows, limit);
 }
 
 export function outboxDepth(sql: Sql): OutboxDepth[] {

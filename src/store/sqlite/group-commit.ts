@@ -17,7 +17,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { ErrorCode, SmppdError, isSmppdError } from '../../core/errors.js';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { asStoreError } from '../store-error.js';
 
 /** A write: runs synchronously inside the shared transaction; may run twice (see above). */
 export type WriteOp<T> = () => T;
@@ -172,11 +173,4 @@ export class GroupCommit {
       return { ok: false, error: asStoreError(e, 'a store write failed') };
     }
   }
-}
-
-/** SmppdErrors pass through; anything else (an SqliteError) becomes INTERNAL with its cause. */
-export function asStoreError(e: unknown, message: string): SmppdError {
-  if (isSmppdError(e)) return e;
-  const detail = e instanceof Error ? e.message : String(e);
-  return new SmppdError(ErrorCode.INTERNAL, `${message}: ${detail}`, undefined, { cause: e });
 }

@@ -1,3 +1,3 @@
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export type { GroupCommitStats } from './group-commit.js';
-export type { InboundEventPayload, StatusEventPayload } from './outbox.js';
+export type { InboundEventPayload, StatusEventPayload } from '../event-payloads.js';

@@ -5,13 +5,7 @@
  * is a new one.
  */
 import type Database from 'better-sqlite3';
-import { ErrorCode, SmppdError } from '../../core/errors.js';
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import { pendingMigrations, type Migration } from '../rules/migrations.js';
 
 /**
  * Notes on migration 1:
@@ -230,15 +224,10 @@ export function migrate(db: Database.Database, now: number, migrations: readonly
   )`);
   const apply = db.transaction((): number[] => {
     const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
-    const current = row.v ?? 0;
-    const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
-    if (current > known) {
-      throw new SmppdError(ErrorCode.INTERNAL, `the store's schema is version ${current}; this smppd knows up to ${known}`, { current, known });
-    }
+    const pending = pendingMigrations(row.v ?? 0, migrations);
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     const applied: number[] = [];
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (m.version <= current) continue;
+    for (const m of pending) {
       db.exec(m.sql);
       record.run(m.version, m.name, now);
       applied.push(m.version);

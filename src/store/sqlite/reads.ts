@@ -1,26 +1,13 @@
 /** Reads of messages and of the store's sizes. */
+import { toMessageView, type PartRow } from '../rows.js';
 import type { MessageView, StoreCounts } from '../store.js';
 import { loadMessage, PART_SELECT } from './part-status.js';
-import { toPartView, type PartRow } from './rows.js';
 import type { Sql } from './sql.js';
 
 export function getMessage(sql: Sql, messageId: string): MessageView | undefined {
   const m = loadMessage(sql, messageId);
   if (!m) return undefined;
-  const parts = sql.all<PartRow>(`${PART_SELECT} WHERE message_id = ? ORDER BY part`, messageId);
-  return {
-    messageId: m.id,
-    client: m.client,
-    upstream: m.upstream,
-    batchId: m.batch_id,
-    source: m.source,
-    destination: m.destination,
-    status: m.status,
-    reason: m.reason,
-    createdAt: m.created_at,
-    updatedAt: m.updated_at,
-    parts: parts.map(toPartView),
-  };
+  return toMessageView(m, sql.all<PartRow>(`${PART_SELECT} WHERE message_id = ? ORDER BY part`, messageId));
 }
 
 export function queueDepth(sql: Sql): number {

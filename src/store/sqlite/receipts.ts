@@ -2,30 +2,15 @@
  * Receipts: matched to their part by any of their keys within the upstream (any bind of it),
  * kept raw with the part whether they changed anything or not, or parked until the
  * submit_sm_resp that gives their part its key has been recorded (DESIGN.md: "A receipt can
- * arrive before the submit_sm_resp").
+ * arrive before the submit_sm_resp"). What a receipt does to its part: `../rules/receipts.ts`.
  */
-import type { DeliveryStatus } from '../../sms/status.js';
+import type { PartStatusRow } from '../rows.js';
+import {
+  mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
+} from '../rules/receipts.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
-import { mergePartStatus, PART_STATUS_SELECT, settleMessage, type PartStatusRow } from './part-status.js';
+import { PART_STATUS_SELECT, settleMessage } from './part-status.js';
 import type { Sql } from './sql.js';
-
-/** A receipt as it is applied, fresh or unparked. */
-interface ReceiptData {
-  upstream: string;
-  status: DeliveryStatus | null;
-  reason: string | null;
-  raw: Record<string, unknown>;
-  receivedAt: number;
-}
-
-interface ParkedRow {
-  id: number;
-  upstream: string;
-  status: DeliveryStatus | null;
-  reason: string | null;
-  raw: string;
-  received_at: number;
-}
 
 /** The part with this key on this upstream (any bind); the latest message's when an SMSC has reused an id. */
 export const FIND_PART_SQL = `${PART_STATUS_SELECT} WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1`;
@@ -38,41 +23,32 @@ export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
   for (const key of receipt.keys) {
     const part = findPart(sql, receipt.upstream, key);
     if (!part) continue;
-    // Never dated before the part's last change: a receipt read just before its submit_sm_resp
-    // was recorded (submit outcomes go first in a commit) would otherwise date DELIVERED
-    // before SENT, and a receiver that orders by timestamp would drop it.
-    const changed = applyToPart(sql, part, key, receipt, Math.max(receipt.receivedAt, part.updated_at));
+    const changed = applyToPart(sql, part, key, receipt, receiptChangedAt(receipt.receivedAt, part));
     return { kind: 'matched', messageId: part.message_id, part: part.part, key, changed };
   }
   park(sql, receipt);
   return { kind: 'parked' };
 }
 
-/**
- * After a part got its match key: applies the receipts parked under it, oldest first, and takes
- * them out of the parking. The changes are dated `now` (they happen now, after the SENT of the
- * submit); the receipts keep their own receivedAt. Returns how many.
- */
 const PARKED_SQL = `SELECT DISTINCT r.id, r.upstream, r.status, r.reason, r.raw, r.received_at
   FROM parked_receipt_keys k JOIN parked_receipts r ON r.id = k.parked_id
   WHERE k.upstream = ? AND k.key = ? ORDER BY r.received_at, r.id`;
 const RELOAD_PART_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? AND part = ?`;
+const UPDATE_PART_STATUS_SQL = 'UPDATE parts SET status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?';
 const INSERT_RECEIPT_SQL = `INSERT INTO receipts (message_id, part, upstream, key, status, reason, changed, ignored, raw, received_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
+/**
+ * After a part got its match key: applies the receipts parked under it, oldest first, and takes
+ * them out of the parking. Returns how many.
+ */
 export function applyParked(sql: Sql, upstream: string, matchKey: string, messageId: string, part: number, now: number): number {
   const parked = sql.all<ParkedRow>(PARKED_SQL, upstream, matchKey);
   for (const r of parked) {
     // Reloaded each time: the previous receipt may have moved the part.
     const row = sql.get<PartStatusRow>(RELOAD_PART_SQL, messageId, part);
     if (!row) break;
-    applyToPart(sql, row, matchKey, {
-      upstream: r.upstream,
-      status: r.status,
-      reason: r.reason,
-      raw: JSON.parse(r.raw) as Record<string, unknown>,
-      receivedAt: r.received_at,
-    }, Math.max(now, r.received_at));
+    applyToPart(sql, row, matchKey, unparked(r), unparkedChangedAt(r, now));
     sql.run('DELETE FROM parked_receipts WHERE id = ?', r.id);
   }
   return parked.length;
@@ -80,15 +56,14 @@ export function applyParked(sql: Sql, upstream: string, matchKey: string, messag
 
 /** Stores the receipt with its part and merges its status; returns whether the part's status moved. */
 function applyToPart(sql: Sql, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
-  const merged = receipt.status === null ? null : mergePartStatus(sql, part, receipt.status, receipt.reason, changedAt);
-  const changed = merged?.changed ?? false;
+  const row = mergeReceipt(part, key, receipt, changedAt);
+  if (row.changed === 1) sql.run(UPDATE_PART_STATUS_SQL, part.status, part.reason, part.updated_at, part.message_id, part.part);
   sql.run(
     INSERT_RECEIPT_SQL,
-    part.message_id, part.part, receipt.upstream, key, receipt.status, receipt.reason, changed ? 1 : 0,
-    merged === null ? 'unknown' : (merged.ignored ?? null), JSON.stringify(receipt.raw), receipt.receivedAt,
+    row.message_id, row.part, row.upstream, row.key, row.status, row.reason, row.changed, row.ignored, row.raw, row.received_at,
   );
-  if (changed) settleMessage(sql, part.message_id, { part: part.part, receipt: receipt.raw }, changedAt);
-  return changed;
+  if (row.changed === 1) settleMessage(sql, part.message_id, { part: part.part, receipt: receipt.raw }, changedAt);
+  return row.changed === 1;
 }
 
 function park(sql: Sql, receipt: ReceiptRecord): void {

@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { asStoreError } from '../store-error.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
   OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
@@ -19,7 +20,7 @@ import { claim, readySince } from './claim.js';
 import {
   claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
-import { GroupCommit, asStoreError, type GroupCommitStats } from './group-commit.js';
+import { GroupCommit, type GroupCommitStats } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';

@@ -22,7 +22,7 @@ import { silentLog } from '../../../src/core/log.js';
 import { verifySignature } from '../../../src/events/signature.js';
 import type { BehaviourPatch } from '../../../src/simulator/behaviour.js';
 import { SmscSimulator } from '../../../src/simulator/simulator.js';
-import type { InboundEventPayload, StatusEventPayload } from '../../../src/store/sqlite/outbox.js';
+import type { InboundEventPayload, StatusEventPayload } from '../../../src/store/event-payloads.js';
 import { until } from '../../support/engine.js';
 import { JsonLinesProcess } from '../../support/json-lines-process.js';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../../support/webhook-receiver.js';

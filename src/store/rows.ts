@@ -1,0 +1,249 @@
+/**
+ * Rows as both stores read them (snake_case, the same tables and flags in SQLite and
+ * PostgreSQL: 0/1 integers, times in milliseconds), and their conversion to the store's types.
+ * SQL stays in each store; the few selects here are written in the SQL both dialects share.
+ */
+import type { DeliveryStatus } from '../sms/status.js';
+import type {
+  Batch, BatchState, ClaimedMessage, DeadEvent, MessageView, OutboxEvent, PartState, PartView, Schedule, ScheduleState, StoredPartBody,
+} from './store.js';
+
+export interface BatchRow {
+  id: number;
+  client: string;
+  sender_id: string;
+  req_type: string;
+  message_type: string;
+  campaign_name: string | null;
+  state: BatchState;
+  total: number;
+  processed: number;
+  created_at: number;
+  /** From a join with schedules. */
+  schedule_id: number | null;
+  /** From a join with schedules. */
+  schedule_state: ScheduleState | null;
+}
+
+export interface ScheduleRow {
+  id: number;
+  client: string;
+  batch_id: number;
+  run_at: number;
+  repeat: string | null;
+  state: ScheduleState;
+  created_at: number;
+}
+
+export interface MessageRow {
+  seq: number;
+  id: string;
+  client: string;
+  upstream: string;
+  batch_id: number | null;
+  source: string;
+  destination: string;
+  registered_delivery: number;
+  source_ton: number;
+  source_npi: number;
+  dest_ton: number;
+  dest_npi: number;
+  validity_period: string;
+  expires_at: number | null;
+  status: DeliveryStatus;
+  reason: string | null;
+  processed: number;
+  /** 1: its status changes become outbox events. */
+  events: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PartRow {
+  message_id: string;
+  part: number;
+  upstream: string;
+  batch_id: number | null;
+  data_coding: number;
+  esm_class: number;
+  short_message: Buffer;
+  sar_ref: number | null;
+  sar_total: number | null;
+  sar_seq: number | null;
+  payload: Buffer | null;
+  state: PartState;
+  status: DeliveryStatus;
+  smsc_id: string | null;
+  match_key: string | null;
+  /** The bind that took its submit_sm. */
+  bind: string | null;
+  attempts: number;
+  reason: string | null;
+  updated_at: number;
+}
+
+/**
+ * The columns of a part that its status changes read and write (submit outcomes, receipts,
+ * local failures): no bodies, so a row costs no Buffer copies.
+ */
+export type PartStatusRow = Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'batch_id' | 'state' | 'status' | 'smsc_id' | 'match_key'
+  | 'bind' | 'attempts' | 'reason' | 'updated_at'>;
+
+/** The columns of a message that settling it reads and writes (status, reason, processed and updated_at are written). */
+export type MessageStatusRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason'
+  | 'processed' | 'events' | 'updated_at'>;
+
+/** A message and its parts (ordered by part), as a status change works on them in memory. */
+export interface MessageState<M extends MessageStatusRow = MessageStatusRow, P extends PartStatusRow = PartStatusRow> {
+  message: M;
+  parts: P[];
+}
+
+/** Batches with their schedule: every read of a batch goes through this. */
+export const BATCH_SELECT = `SELECT b.id, b.client, b.sender_id, b.req_type, b.message_type, b.campaign_name, b.state,
+  b.total, b.processed, b.created_at, s.id AS schedule_id, s.state AS schedule_state
+  FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id`;
+
+export const SCHEDULE_SELECT = 'SELECT id, client, batch_id, run_at, repeat, state, created_at FROM schedules';
+
+export function toBatch(r: BatchRow): Batch {
+  return {
+    id: r.id,
+    client: r.client,
+    senderId: r.sender_id,
+    reqType: r.req_type,
+    messageType: r.message_type,
+    campaignName: r.campaign_name,
+    state: r.state,
+    total: r.total,
+    processed: r.processed,
+    pending: r.total - r.processed,
+    createdAt: r.created_at,
+    scheduleId: r.schedule_id,
+  };
+}
+
+export function toSchedule(r: ScheduleRow): Schedule {
+  return {
+    id: r.id,
+    client: r.client,
+    batchId: r.batch_id,
+    runAt: r.run_at,
+    repeat: r.repeat,
+    state: r.state,
+    createdAt: r.created_at,
+  };
+}
+
+/** The columns of a part that a read of its message shows. */
+export type PartViewRow = Pick<PartRow, 'part' | 'status' | 'smsc_id' | 'reason' | 'attempts' | 'updated_at'>;
+
+export function toPartView(r: PartViewRow): PartView {
+  return {
+    part: r.part,
+    status: r.status,
+    smscMessageId: r.smsc_id,
+    reason: r.reason,
+    attempts: r.attempts,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The columns of a message that a read of it shows. */
+export type MessageViewRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'source' | 'destination' | 'status' | 'reason'
+  | 'created_at' | 'updated_at'>;
+
+/** A message as `getMessage` shows it, its parts ordered by part. */
+export function toMessageView(m: MessageViewRow, parts: readonly PartViewRow[]): MessageView {
+  return {
+    messageId: m.id,
+    client: m.client,
+    upstream: m.upstream,
+    batchId: m.batch_id,
+    source: m.source,
+    destination: m.destination,
+    status: m.status,
+    reason: m.reason,
+    createdAt: m.created_at,
+    updatedAt: m.updated_at,
+    parts: parts.map(toPartView),
+  };
+}
+
+export function toPartBody(r: PartRow): StoredPartBody {
+  const body: StoredPartBody = { dataCoding: r.data_coding, esmClass: r.esm_class, shortMessage: r.short_message };
+  if (r.sar_ref !== null && r.sar_total !== null && r.sar_seq !== null) {
+    body.sar = { refNum: r.sar_ref, total: r.sar_total, seq: r.sar_seq };
+  }
+  if (r.payload !== null) body.messagePayload = r.payload;
+  return body;
+}
+
+/** A queued part as a claim reads it: with its message's addressing, so a claim needs no second read. */
+export type QueuedPartRow = PartRow & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi'
+  | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+
+export type ClaimedPart = ClaimedMessage['parts'][number];
+
+export function toClaimedPart(p: PartRow): ClaimedPart {
+  return { ...toPartBody(p), part: p.part, attempts: p.attempts };
+}
+
+/** A claimed message from one of its queued parts (each carries the addressing), with `parts`. */
+export function toClaimedMessage(first: QueuedPartRow, parts: ClaimedPart[]): ClaimedMessage {
+  return {
+    id: first.message_id,
+    upstream: first.upstream,
+    source: first.source,
+    destination: first.destination,
+    registeredDelivery: first.registered_delivery,
+    sourceTon: first.source_ton,
+    sourceNpi: first.source_npi,
+    destTon: first.dest_ton,
+    destNpi: first.dest_npi,
+    validityPeriod: first.validity_period,
+    parts,
+  };
+}
+
+/** Since when the first part a claim would take has been ready: its last change, or its not_before when later. */
+export function readyAt(first: { updated_at: number; not_before: number | null }): number {
+  return Math.max(first.updated_at, first.not_before ?? 0);
+}
+
+export interface OutboxRow {
+  id: number;
+  kind: 'status' | 'inbound';
+  message_id: string | null;
+  client: string;
+  payload: string;
+  created_at: number;
+  queued_at: number;
+  attempts: number;
+}
+
+export function toOutboxEvent(r: OutboxRow): OutboxEvent {
+  return {
+    id: r.id, kind: r.kind, messageId: r.message_id, client: r.client, payload: r.payload,
+    createdAt: r.created_at, queuedAt: r.queued_at, attempts: r.attempts,
+  };
+}
+
+export type DeadEventRow = Pick<OutboxRow, 'id' | 'kind' | 'message_id' | 'payload' | 'created_at' | 'attempts'> & {
+  last_error: string | null;
+  died_at: number;
+};
+
+export function toDeadEvent(r: DeadEventRow): DeadEvent {
+  return {
+    id: r.id, kind: r.kind, messageId: r.message_id, payload: r.payload, createdAt: r.created_at,
+    attempts: r.attempts, lastError: r.last_error, diedAt: r.died_at,
+  };
+}
+
+/** A message as resendDlr re-pushes its status. */
+export type ResendMessageRow = Pick<MessageRow, 'seq' | 'id' | 'client' | 'upstream' | 'batch_id' | 'destination' | 'status' | 'reason'
+  | 'updated_at'>;
+
+/** A part of it: the one that last reached the message's status is named in the event. */
+export type ResendPartRow = Pick<PartRow, 'part' | 'status' | 'smsc_id' | 'updated_at'>;
