@@ -29,8 +29,9 @@ export const FIND_PARTS_SQL = `SELECT DISTINCT ON (k.n) k.n, found.message_id, f
   ORDER BY k.n, k.ord`;
 
 /**
- * Applies receipts in the order given, in three statements whatever their number (and one per
- * receipt that parks): the keys' locks, the parts that have them, their messages' locks.
+ * Applies receipts in the order given, in four statements whatever their number: the keys'
+ * locks, the parts that have them, their messages' locks, and the parking of those that found no
+ * part (under load most receipts come before their submit outcome is recorded).
  */
 export async function applyReceipts(tx: Tx, spaces: LockSpaces, receipts: readonly ReceiptRecord[]): Promise<ReceiptApplied[]> {
   const keys = receipts.flatMap((r, n) => [...new Set(r.keys)].map((key, ord) => ({ n, upstream: r.upstream, key, ord })));
@@ -41,18 +42,20 @@ export async function applyReceipts(tx: Tx, spaces: LockSpaces, receipts: readon
   const byReceipt = new Map(found.map((f) => [f.n, f]));
   const states = new Map((await lockMessages(tx, found.map((f) => f.message_id))).map((s) => [s.message.id, s]));
   const applied: ReceiptApplied[] = [];
+  const toPark: ReceiptRecord[] = [];
   for (const [n, receipt] of receipts.entries()) {
     const match = byReceipt.get(n);
     const state = match && states.get(match.message_id);
     const part = state?.parts.find((p) => p.part === match?.part);
     if (!match || !state || !part) {
-      await park(tx, receipt);
+      toPark.push(receipt);
       applied.push({ kind: 'parked' });
       continue;
     }
     const changed = applyToPart(tx, state, part, match.key, receipt, receiptChangedAt(receipt.receivedAt, part));
     applied.push({ kind: 'matched', messageId: state.message.id, part: part.part, key: match.key, changed });
   }
+  await park(tx, toPark);
   return applied;
 }
 
@@ -118,14 +121,24 @@ function applyToPart(tx: Tx, state: MessageState, part: PartStatusRow, key: stri
   return row.changed === 1;
 }
 
-async function park(tx: Tx, receipt: ReceiptRecord): Promise<void> {
-  await tx.run(
-    `WITH r AS (
-       INSERT INTO parked_receipts (upstream, keys, status, reason, raw, received_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)
-     INSERT INTO parked_receipt_keys (parked_id, upstream, key) SELECT r.id, $1, k FROM r, unnest($7::text[]) AS k`,
-    [receipt.upstream, JSON.stringify([...new Set(receipt.keys)]), receipt.status, receipt.reason, JSON.stringify(receipt.raw), receipt.receivedAt,
-      [...new Set(receipt.keys)]],
-  );
+// Ids in the order given (ORDER BY u.n), so receipts parked under one key are applied in the
+// order they arrived; each receipt's keys come back out of its `keys` column.
+const PARK_SQL = `WITH r AS (
+    INSERT INTO parked_receipts (upstream, keys, status, reason, raw, received_at)
+    SELECT u.upstream, u.keys, u.status, u.reason, u.raw, u.received_at
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+      WITH ORDINALITY AS u(upstream, keys, status, reason, raw, received_at, n)
+    ORDER BY u.n
+    RETURNING id, upstream, keys)
+  INSERT INTO parked_receipt_keys (parked_id, upstream, key)
+  SELECT DISTINCT r.id, r.upstream, k FROM r, json_array_elements_text(r.keys::json) AS k`;
+
+async function park(tx: Tx, receipts: readonly ReceiptRecord[]): Promise<void> {
+  if (receipts.length === 0) return;
+  await tx.run(PARK_SQL, [
+    receipts.map((r) => r.upstream), receipts.map((r) => JSON.stringify([...new Set(r.keys)])), receipts.map((r) => r.status),
+    receipts.map((r) => r.reason), receipts.map((r) => JSON.stringify(r.raw)), receipts.map((r) => r.receivedAt),
+  ]);
 }
 
 /** Deletes receipts parked before `before` (their keys go with them: ON DELETE CASCADE). */
