@@ -117,14 +117,7 @@ export class PostgresStore implements Store {
     if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
     // keepAlive: a connection cut without a FIN (a firewall, a host gone) is noticed by the OS, so
     // the instance lock goes with it and a query on it fails instead of waiting forever.
-    // force_generic_plan: every statement is prepared once per connection and written to reach its
-    // rows through an index under a generic plan (test/integration/postgres/query-plans.test.ts).
-    // Left to choose, PostgreSQL kept planning the status-change flush afresh on each run (its
-    // array parameters make a custom plan look cheaper): with the small batches of a steady load,
-    // that doubled the server's CPU per submit outcome (bench/store-micro.ts, batches of 20).
-    const config: pg.ClientConfig = {
-      connectionString: options.url, options: `-c search_path=${schema} -c plan_cache_mode=force_generic_plan`, types: TYPES, keepAlive: true,
-    };
+    const config: pg.ClientConfig = { connectionString: options.url, options: `-c search_path=${schema}`, types: TYPES, keepAlive: true };
     const spaces = lockSpaces(schema);
     let lock: InstanceLock | undefined;
     let pool: pg.Pool | undefined;
