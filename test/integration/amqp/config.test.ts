@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatMaskedConfig, maskSecrets, parseConfig } from '../../../src/config/load.js';
-import { isSmppdError } from '../../../src/core/errors.js';
+import { configRefusal } from '../../support/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-amqp-config-'));
 const BROKER_PASSWORD = 'br0ker-pa55';
@@ -23,15 +23,7 @@ clients:
 `;
 const withAmqp = (amqp: string): string => `${base}amqp: { ${amqp} }\n`;
 
-async function problem(yaml: string): Promise<string> {
-  try {
-    await parseConfig(yaml, dir);
-  } catch (e) {
-    if (isSmppdError(e, 'CONFIG_INVALID')) return e.message;
-    throw e;
-  }
-  throw new Error('expected the config to be refused');
-}
+const problem = (yaml: string): Promise<string> => configRefusal(() => parseConfig(yaml, dir));
 
 describe('the amqp section', () => {
   it('is absent by default', async () => {

@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyEnvOverrides, envName, type Env } from '../../../src/config/env.js';
 import { loadConfigFile, loadConfigWithOverrides, parseConfig } from '../../../src/config/load.js';
-import { isSmppdError } from '../../../src/core/errors.js';
-import { sqliteStore } from '../../support/config.js';
-
+import { configRefusal, sqliteStore } from '../../support/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-env-'));
 const FILE_PASSWORD = 'filepw';
@@ -42,13 +40,7 @@ async function loadWith(env: Env, yaml = base) {
 }
 
 async function problems(env: Env, yaml = base): Promise<string[]> {
-  try {
-    await load(env, yaml);
-  } catch (e) {
-    if (isSmppdError(e, 'CONFIG_INVALID')) return e.message.split('\n').slice(1);
-    throw e;
-  }
-  throw new Error('expected the config to be refused');
+  return (await configRefusal(() => load(env, yaml))).split('\n').slice(1);
 }
 
 afterEach(() => {

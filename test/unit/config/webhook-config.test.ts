@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, maskSecrets, parseConfig } from '../../../src/config/load.js';
-import { isSmppdError } from '../../../src/core/errors.js';
+import { configRefusal } from '../../support/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-webhook-config-'));
 const PASSWORD = 's3cr3tpw';
@@ -23,15 +23,7 @@ const base = `upstreams:
 const withClient = (extra: string): string => `${base}clients: [{ name: shop, token: ${TOKEN}, ${extra} }]\n`;
 const withHook = (hook: string): string => withClient(`webhook: { ${hook} }`);
 
-async function problem(yaml: string): Promise<string> {
-  try {
-    await parseConfig(yaml, dir);
-  } catch (e) {
-    if (isSmppdError(e, 'CONFIG_INVALID')) return e.message;
-    throw e;
-  }
-  throw new Error('expected the config to be refused');
-}
+const problem = (yaml: string): Promise<string> => configRefusal(() => parseConfig(yaml, dir));
 
 function expectNoSecretIn(message: string): void {
   for (const secret of [PASSWORD, TOKEN, HOOK_SECRET, URL_TOKEN, 'hooks.example.com']) expect(message).not.toContain(secret);
