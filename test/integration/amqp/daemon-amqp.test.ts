@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/cli/bench-proc.js';
-import { startDaemon } from '../../../src/cli/daemon.js';
+import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
@@ -32,30 +32,42 @@ async function queueExists(view: BrokerView, queue: string): Promise<boolean> {
   return found;
 }
 
+/** A send queue of our own and its dead-letter queue and exchange, deleted after the test. */
+function ownSendQueue(view: BrokerView): string {
+  const queue = view.ownQueue(uniqueName('sends'));
+  view.ownQueue(`${queue}.dead`);
+  view.ownExchange(`${queue}.dead`);
+  return queue;
+}
+
+/** The daemon with the built-in simulator (receipts after 10 ms), a SQLite store in a folder of its own and `amqp: { <amqp> }`. */
+async function startAmqpDaemon(amqp: string, binds: number, metrics?: Metrics): Promise<{ d: RunningDaemon; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'smppd-amqp-daemon-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const smscPort = await freePort();
+  const config = await parseConfig([
+    'log: { level: silent }',
+    'http: { listen: "127.0.0.1:0" }',
+    `clients: [{ name: app, token: ${TOKEN} }]`,
+    'store: { path: smppd.db }',
+    `amqp: { ${amqp} }`,
+    `simulator: { enabled: true, port: ${smscPort}, systemId: amqp, password: amqppw, deliveryReceiptDelayMs: 10 }`,
+    `upstreams: [{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: amqp, password: amqppw, binds: ${binds} }]`,
+    '',
+  ].join('\n'), dir);
+  const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, ...(metrics ? { metrics } : {}) });
+  cleanups.push(() => d.stop());
+  return { d, dir };
+}
+
 describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
   it('a queued send request is delivered and its events are published; an invalid one is dead-lettered; /metrics counts both', async () => {
     const view = await BrokerView.open();
     cleanups.push(() => view.close());
-    const queue = view.ownQueue(uniqueName('sends'));
-    view.ownQueue(`${queue}.dead`);
-    view.ownExchange(`${queue}.dead`);
+    const queue = ownSendQueue(view);
     const exchange = view.ownExchange(uniqueName('events'));
-    const dir = mkdtempSync(join(tmpdir(), 'smppd-amqp-daemon-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const smscPort = await freePort();
-    const config = await parseConfig([
-      'log: { level: silent }',
-      'http: { listen: "127.0.0.1:0" }',
-      `clients: [{ name: app, token: ${TOKEN} }]`,
-      'store: { path: smppd.db }',
-      `amqp: { url: "${AMQP_URL}", queue: ${queue}, client: app, events: { exchange: ${exchange} } }`,
-      `simulator: { enabled: true, port: ${smscPort}, systemId: amqp, password: amqppw, deliveryReceiptDelayMs: 10 }`,
-      `upstreams: [{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: amqp, password: amqppw }]`,
-      '',
-    ].join('\n'), dir);
     const metrics = new Metrics(() => [], { processMetrics: false });
-    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, metrics });
-    cleanups.push(() => d.stop());
+    const { d } = await startAmqpDaemon(`url: "${AMQP_URL}", queue: ${queue}, client: app, events: { exchange: ${exchange} }`, 1, metrics);
 
     // A queue of our own bound to every status event (the exchange declared as the daemon declares it).
     const seen = view.ownQueue(uniqueName('seen'));
@@ -93,24 +105,8 @@ describe.skipIf(!AMQP_URL)('smppd start with amqp', () => {
     cleanups.push(() => view.close());
     const proxy = await BrokerProxy.start();
     cleanups.push(() => proxy.close());
-    const queue = view.ownQueue(uniqueName('sends'));
-    view.ownQueue(`${queue}.dead`);
-    view.ownExchange(`${queue}.dead`);
-    const dir = mkdtempSync(join(tmpdir(), 'smppd-amqp-daemon-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const smscPort = await freePort();
-    const config = await parseConfig([
-      'log: { level: silent }',
-      'http: { listen: "127.0.0.1:0" }',
-      `clients: [{ name: app, token: ${TOKEN} }]`,
-      'store: { path: smppd.db }',
-      `amqp: { url: "${proxy.url}", queue: ${queue}, client: app, reconnect: { initialSeconds: 0.05, maxSeconds: 0.2 } }`,
-      `simulator: { enabled: true, port: ${smscPort}, systemId: amqp, password: amqppw, deliveryReceiptDelayMs: 10 }`,
-      `upstreams: [{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: amqp, password: amqppw, binds: 2 }]`,
-      '',
-    ].join('\n'), dir);
-    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
-    cleanups.push(() => d.stop());
+    const queue = ownSendQueue(view);
+    const { dir } = await startAmqpDaemon(`url: "${proxy.url}", queue: ${queue}, client: app, reconnect: { initialSeconds: 0.05, maxSeconds: 0.2 }`, 2);
     await until(() => queueExists(view, queue), 10_000, 'the daemon to declare its send queue');
 
     const Database = (await import('better-sqlite3')).default;
