@@ -8,9 +8,10 @@
  * With a PostgreSQL URL it runs on the PostgreSQL store instead (a fresh schema, dropped after),
  * and prints the wall-clock rate of each step as well: there the database's own CPU is not ours.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processCpuUs } from '../src/cli/bench-proc.js';
 import { SystemClock } from '../src/core/clock.js';
 import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
@@ -57,12 +58,10 @@ let inspector: pg.Client | undefined;
 async function serverCpuUs(): Promise<number | undefined> {
   if (inspector === undefined) return undefined;
   const { rows } = await inspector.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [SCHEMA]);
-  const tickUs = 1_000_000 / 100;
   let total = 0;
   for (const { pid } of rows) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * tickUs;
+      total += processCpuUs(pid);
     } catch {
       // gone meanwhile
     }

@@ -19,14 +19,22 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
+/**
+ * /proc/<pid>/stat: the command name (field 2) and the fields after it, `fields[0]` being field 3
+ * (state), `fields[1]` the ppid, `fields[11..14]` utime, stime, cutime, cstime. Throws when the
+ * process is gone.
+ */
+export function readProcStat(pid: number): { comm: string; fields: string[] } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name is in parentheses and may hold spaces: count fields after the last ')'.
+  const close = stat.lastIndexOf(')');
+  return { comm: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+}
+
 /** User + system CPU the process has used so far, in µs (resolution: one clock tick, 10 ms). */
 export function processCpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]); // field 14
-  const stime = Number(fields[12]); // field 15
-  return ((utime + stime) * 1e6) / clockTicks();
+  const { fields } = readProcStat(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks();
 }
 
 /**

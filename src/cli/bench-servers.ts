@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { CpuMeter } from './bench-proc.js';
+import { CpuMeter, readProcStat } from './bench-proc.js';
 
 interface ProcStat {
   pid: number;
@@ -19,17 +19,14 @@ interface ProcStat {
 }
 
 function readStat(pid: number): ProcStat | undefined {
-  let text: string;
+  let stat: ReturnType<typeof readProcStat>;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readProcStat(pid);
   } catch {
     return undefined; // gone since the listing
   }
-  const close = text.lastIndexOf(')');
-  const comm = text.slice(text.indexOf('(') + 1, close);
-  // Fields after the command name: [0] state (field 3), [1] ppid, [11..14] utime, stime, cutime, cstime (fields 14–17).
-  const f = text.slice(close + 2).split(' ');
-  return { pid, comm, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+  const f = stat.fields;
+  return { pid, comm: stat.comm, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
 }
 
 function allStats(): ProcStat[] {
