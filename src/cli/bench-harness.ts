@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { DelaySpec } from '../simulator/behaviour.js';
 import type { SimulatorCounters } from '../simulator/counters.js';
+import type { BenchCleanup } from './bench-cleanup.js';
 import type { HttpTarget } from './bench-load.js';
 import { exitOf, freePort, processPeakRssMb, sleep } from './bench-proc.js';
 
@@ -131,13 +132,14 @@ export class SimulatorProcess {
     return this.child.pid!;
   }
 
-  /** `receipts`: false = none; else the delay from submit_sm_resp to the receipt. */
-  static async start(receipts: false | DelaySpec): Promise<SimulatorProcess> {
+  /** `receipts`: false = none; else the delay from submit_sm_resp to the receipt. `cleanup`: lists the process there until it exits. */
+  static async start(receipts: false | DelaySpec, cleanup?: BenchCleanup): Promise<SimulatorProcess> {
     const statusPort = await freePort();
     const simArgs = ['simulate', '--port', '0', '--status-port', String(statusPort)];
     if (receipts === false) simArgs.push('--no-receipts');
     else if (typeof receipts === 'number') simArgs.push('--receipt-delay-ms', String(receipts));
     const child = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    listUntilExit(child, 'the simulator', cleanup);
     try {
       const listening = await nextJsonLine<{ port: number }>(child, (l) => typeof (l as { port?: unknown }).port === 'number', 10_000);
       if (typeof receipts === 'object') await postJson(statusPort, '/behaviour', { receipts: { delayMs: receipts } });
@@ -161,10 +163,8 @@ export class SimulatorProcess {
   }
 
   /** SIGKILL (a case that failed). */
-  async kill(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGKILL');
-    await exitOf(this.child);
+  kill(): Promise<void> {
+    return killChild(this.child);
   }
 }
 
@@ -186,6 +186,8 @@ export interface DaemonProcessSetup {
   name?: string;
   /** The bearer token of client `bench`. Default a random one. */
   token?: string;
+  /** Lists the process here from its spawn until it exits (an interrupted run kills it). Default none. */
+  cleanup?: BenchCleanup;
 }
 
 /** `smppd start` in its own process, with client `bench` and one upstream `sim`; started once ready. */
@@ -218,6 +220,7 @@ export class DaemonProcess {
       ...(s.amqp ? { amqp: s.amqp } : {}),
     }, null, 2));
     const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, mainJs, 'start', '--config', configPath], { cwd: s.dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    listUntilExit(child, `daemon ${s.name ?? 'smppd'}`, s.cleanup);
     const d = new DaemonProcess(child, { port: 0, token });
     try {
       d.http.port = await d.#ready(s.binds, s.amqp !== undefined);
@@ -247,10 +250,8 @@ export class DaemonProcess {
   }
 
   /** SIGKILL (a case that failed). */
-  async kill(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGKILL');
-    await exitOf(this.child);
+  kill(): Promise<void> {
+    return killChild(this.child);
   }
 
   /** Reads the log until the daemon listens, every bind is up and (`consuming`) the queue consumer is; keeps reading for warnings. */
@@ -287,6 +288,19 @@ export class DaemonProcess {
       });
     });
   }
+}
+
+async function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  child.kill('SIGKILL');
+  await exitOf(child);
+}
+
+/** From the spawn, so that a process still starting is killed too; its exit takes it off the list (the kill then finds it gone). */
+function listUntilExit(child: ChildProcess, what: string, cleanup: BenchCleanup | undefined): void {
+  if (!cleanup) return;
+  const kill = cleanup.add(`${what} (pid ${child.pid})`, () => killChild(child));
+  child.once('exit', () => void kill());
 }
 
 async function stopChild(child: ChildProcess, timeoutMs: number): Promise<number | null> {

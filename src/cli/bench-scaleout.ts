@@ -9,12 +9,15 @@
  * counters, the daemons' /metrics and /proc.
  *
  * Each case has a fresh schema and queue, dropped and deleted after it, and its processes are
- * stopped (killed when the case failed) whatever happens.
+ * stopped (killed when the case failed) whatever happens. Each of them is listed with the run's
+ * `BenchCleanup` as soon as it exists, so that an interrupted run (SIGINT, SIGTERM) kills the
+ * processes and removes the rest too.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BenchCleanup, Cleanup } from './bench-cleanup.js';
 import { DaemonProcess, SimulatorProcess } from './bench-harness.js';
 import { sendSmsBody } from './bench-load.js';
 import { CpuMeter, sleep } from './bench-proc.js';
@@ -151,23 +154,38 @@ interface Rig {
   broker?: BrokerWatch;
   simulator?: SimulatorProcess;
   daemons: DaemonProcess[];
+  /** Removes the folder, the schema, the queues: what is not a process, in the order made. */
+  removals: Cleanup[];
 }
 
-/** Runs one case; never throws (a failure is reported as such, after the clean-up). */
-export async function runScaleOutCase(c: ScaleOutCase, servers: ScaleOutServers): Promise<ScaleOutOutcome> {
+/**
+ * Runs one case; never throws (a failure is reported as such, after the clean-up). Lists what it
+ * creates with `cleanup` and takes it off again at its end.
+ */
+export async function runScaleOutCase(c: ScaleOutCase, servers: ScaleOutServers, cleanup: BenchCleanup): Promise<ScaleOutOutcome> {
   const loadAverage = round(loadavg()[0] ?? 0, 2);
-  const rig: Rig = { dir: mkdtempSync(join(tmpdir(), 'smppd-bench-scaleout-')), queue: `smppd-bench-${randomBytes(6).toString('hex')}`, daemons: [] };
+  const dir = mkdtempSync(join(tmpdir(), 'smppd-bench-scaleout-'));
+  const rig: Rig = {
+    dir, queue: `smppd-bench-${randomBytes(6).toString('hex')}`, daemons: [],
+    removals: [cleanup.add(`folder ${dir}`, () => rmSync(dir, { recursive: true, force: true }))],
+  };
   let result: ScaleOutOutcome | undefined;
   let failed = true;
   try {
-    rig.schema = await BenchSchema.create(servers.pgUrl);
-    rig.broker = await BrokerWatch.open(servers.amqpUrl);
-    rig.simulator = await SimulatorProcess.start(RECEIPTS);
+    const schema = await BenchSchema.create(servers.pgUrl);
+    rig.schema = schema;
+    rig.removals.push(cleanup.add(`schema ${schema.name}`, () => schema.drop()));
+    const broker = await BrokerWatch.open(servers.amqpUrl);
+    rig.broker = broker;
+    // Listed before any daemon declares them (the daemons are killed first, as they are listed later).
+    rig.removals.push(cleanup.add(`queue ${rig.queue}`, () => broker.removeAndClose(rig.queue)));
+    rig.simulator = await SimulatorProcess.start(RECEIPTS, cleanup);
     for (let i = 0; i < c.instances; i++) {
       rig.daemons.push(await DaemonProcess.start({
         dir: rig.dir, name: `instance-${i + 1}`, simulatorPort: rig.simulator.port, binds: c.bindsPerInstance, ratePerBind: c.ratePerBind,
-        store: { kind: 'postgres', url: servers.pgUrl, schema: rig.schema.name, instanceId: `bench-${i + 1}` },
+        store: { kind: 'postgres', url: servers.pgUrl, schema: schema.name, instanceId: `bench-${i + 1}` },
         amqp: { url: servers.amqpUrl, queue: rig.queue, client: 'bench' },
+        cleanup,
       }));
     }
     const measured = await measure(c, servers, rig);
@@ -187,15 +205,15 @@ export async function runScaleOutCase(c: ScaleOutCase, servers: ScaleOutServers)
   return result;
 }
 
-/** Stops (or, after a failure, kills) the processes, deletes the queues, drops the schema, removes the folder. */
+/**
+ * Stops (or, after a failure, kills) the processes, deletes the queues, drops the schema, removes
+ * the folder. After a signal, the same removals may be under way already: each runs once.
+ */
 async function cleanUp(rig: Rig, failed: boolean): Promise<string[]> {
   const problems: string[] = [];
   for (const d of rig.daemons) await (failed ? d.kill() : d.stop());
   await (failed ? rig.simulator?.kill() : rig.simulator?.stop());
-  if (rig.broker) problems.push(...await rig.broker.removeAndClose(rig.queue));
-  const dropped = await rig.schema?.drop();
-  if (dropped) problems.push(dropped);
-  rmSync(rig.dir, { recursive: true, force: true });
+  for (const remove of [...rig.removals].reverse()) problems.push(...await remove());
   return problems;
 }
 

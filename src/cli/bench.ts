@@ -5,10 +5,11 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BenchCleanup, cleanUpOnSignal } from './bench-cleanup.js';
 import type { ClientResult } from './bench-client.js';
 import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
 import { freePort } from './bench-proc.js';
-import { SCALEOUT_CASES, runScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
+import { SCALEOUT_CASES, runScaleOutCase, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
 import { renderScaleOutTable } from './bench-scaleout-table.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
 import { round } from './bench-stats.js';
@@ -111,14 +112,7 @@ export async function runBench(argv: string[]): Promise<number> {
   if (scaleOutCases.length > 0 && servers === undefined) {
     process.stderr.write('bench: scale-out cases skipped; give --pg-url postgres://… and --amqp-url amqp://… (or set SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL) to run them\n');
   }
-  for (const c of servers ? scaleOutCases : []) {
-    const seconds = values.seconds ? Number(values.seconds) : c.seconds;
-    const offeredRate = values['scaleout-rate'] ? Number(values['scaleout-rate']) : c.offeredRate;
-    process.stderr.write(`bench: ${c.name}, ${offeredRate}/s offered for ${seconds} s …\n`);
-    const outcome = await runScaleOutCase({ ...c, seconds, offeredRate }, servers!);
-    if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${outcome.error}\n`);
-    scaleOutResults.push(outcome);
-  }
+  if (servers && scaleOutCases.length > 0) scaleOutResults.push(...await runScaleOutCases(scaleOutCases, servers, values.seconds, values['scaleout-rate']));
   const report = {
     when: new Date().toISOString(),
     node: process.version,
@@ -140,6 +134,35 @@ export async function runBench(argv: string[]): Promise<number> {
   if (scaleOutResults.length > 0) console.log(`${results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
   return scaleOutResults.some((r) => 'error' in r) ? 1 : 0;
+}
+
+/**
+ * The scale-out cases, one after the other. Interrupted (SIGINT, SIGTERM), the run removes the
+ * schema, queues, processes and folder it created, says so in one line and exits non-zero,
+ * writing no results.
+ */
+async function runScaleOutCases(cases: ScaleOutCase[], servers: ScaleOutServers, secondsArg: string | undefined, rateArg: string | undefined): Promise<ScaleOutOutcome[]> {
+  const cleanup = new BenchCleanup();
+  const stopListening = cleanUpOnSignal(cleanup, (line, code) => {
+    process.stderr.write(`${line}\n`);
+    process.exit(code);
+  });
+  const outcomes: ScaleOutOutcome[] = [];
+  try {
+    for (const c of cases) {
+      const seconds = secondsArg ? Number(secondsArg) : c.seconds;
+      const offeredRate = rateArg ? Number(rateArg) : c.offeredRate;
+      process.stderr.write(`bench: ${c.name}, ${offeredRate}/s offered for ${seconds} s …\n`);
+      const outcome = await runScaleOutCase({ ...c, seconds, offeredRate }, servers, cleanup);
+      // Interrupted: the case failed as its processes were killed; the signal's handler exits once the clean-up is done.
+      if (cleanup.closed) await new Promise<never>(() => {});
+      if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${outcome.error}\n`);
+      outcomes.push(outcome);
+    }
+  } finally {
+    stopListening();
+  }
+  return outcomes;
 }
 
 /** A URL argument's password masked (--pg-url, --amqp-url): the command is printed and kept in the results. */

@@ -75,7 +75,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     simulator = new SmscSimulator({
       host: s.host, port: s.port,
       accounts: [{ systemId: s.systemId, password: s.password }],
-      behaviour: { receipts: { delayMs: s.deliveryReceiptDelayMs } },
+      behaviour: { receiptRouting: s.receiptRouting, receipts: { delayMs: s.deliveryReceiptDelayMs } },
     }, clock, log.child({ component: 'simulator' }));
     simulatorPort = (await simulator.start()).port;
     log.info({ event: 'simulator_listening', host: s.host, port: simulatorPort }, 'built-in SMSC simulator listening');

@@ -19,6 +19,12 @@ export {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * `simulator.receiptRouting`: the simulator's RECEIPT_ROUTINGS (src/simulator/receipt-routing.ts),
+ * repeated because config may not import the simulator layer (DESIGN.md); a unit test holds the two equal.
+ */
+export const SIMULATOR_RECEIPT_ROUTINGS = ['same', 'any', 'other-system-type'] as const;
+
 /** The built-in SMSC simulator, run in-process by `smppd start` when enabled (the demo). */
 const simulatorSchema = z.strictObject({
   /** Default false. */
@@ -34,6 +40,12 @@ const simulatorSchema = z.strictObject({
   passwordFile: nonEmpty().optional(),
   /** Milliseconds from submit_sm to its delivery receipt. Default 500. ≥ 0. */
   deliveryReceiptDelayMs: atLeastZero().default(500),
+  /**
+   * Which bind of the account a receipt goes to: 'same' (the submitting bind), 'any'
+   * (round-robin), 'other-system-type' (a bind whose bind PDU carried another system_type, i.e.
+   * another instance; else as 'same'). Default 'same'.
+   */
+  receiptRouting: oneOf(SIMULATOR_RECEIPT_ROUTINGS).default('same'),
 }, { error: 'must be a mapping' }).superRefine((s, ctx) => {
   if (s.password !== undefined && s.passwordFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -14,6 +14,20 @@ import { freePort } from '../../src/cli/bench-proc.js';
 import { startDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
 import { bulkForm } from '../support/http.js';
 import { until } from '../support/engine.js';
+import type { SimulatorOptions } from '../../src/simulator/options.js';
+
+/** The options each SmscSimulator was built with: what the daemon made of the simulator section. */
+const simulatorOptions = vi.hoisted((): SimulatorOptions[] => []);
+vi.mock('../../src/simulator/simulator.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/simulator/simulator.js')>();
+  class RecordedSimulator extends real.SmscSimulator {
+    constructor(...args: ConstructorParameters<typeof real.SmscSimulator>) {
+      super(...args);
+      simulatorOptions.push(args[0]);
+    }
+  }
+  return { ...real, SmscSimulator: RecordedSimulator };
+});
 
 const TOKEN = 'daemon-test-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -30,7 +44,7 @@ async function daemon(): Promise<RunningDaemon & { call: (method: string, path: 
     'http: { listen: "127.0.0.1:0" }',
     `clients: [{ name: app, token: ${TOKEN}, senders: [smppd] }]`,
     'store: { path: smppd.db }',
-    `simulator: { enabled: true, port: ${smscPort}, systemId: demo, password: demopw, deliveryReceiptDelayMs: 10 }`,
+    `simulator: { enabled: true, port: ${smscPort}, systemId: demo, password: demopw, deliveryReceiptDelayMs: 10, receiptRouting: any }`,
     'upstreams:',
     `  - { name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: demo, password: demopw, binds: 2, ratePerBind: 0 }`,
     '',
@@ -53,8 +67,9 @@ async function daemon(): Promise<RunningDaemon & { call: (method: string, path: 
 const statusOf = async (d: Awaited<ReturnType<typeof daemon>>, id: string) => ((await (await d.call('GET', `/sms/status/${id}`)).json()) as { status: string; parts: unknown[] });
 
 describe('smppd start, over HTTP only', () => {
-  it('a send becomes DELIVERED, part by part', async () => {
+  it('a send becomes DELIVERED, part by part, with the simulator section\'s receipt delay and routing', async () => {
     const d = await daemon();
+    expect(simulatorOptions.at(-1)?.behaviour).toMatchObject({ receiptRouting: 'any', receipts: { delayMs: 10 } });
     const res = await d.call('POST', '/sms/sendSms', { senderId: 'smppd', destinationNumber: '447700900123', message: 'z'.repeat(200), messageType: 'TEXT' });
     expect(res.status).toBe(200);
     const id = await res.text();

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, maskSecrets, parseConfig } from '../../../src/config/load.js';
+import { SIMULATOR_RECEIPT_ROUTINGS } from '../../../src/config/schema.js';
 import { isSmppdError, type ErrorCode } from '../../../src/core/errors.js';
+import { RECEIPT_ROUTINGS } from '../../../src/simulator/receipt-routing.js';
 import { sqliteStore } from '../../support/config.js';
 
 
@@ -82,6 +84,8 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['simulator enabled without systemId', `${base}simulator: { enabled: true, password: x }\n`, 'simulator.systemId: is required when the simulator is enabled'],
     ['simulator enabled without password', `${base}simulator: { enabled: true, systemId: x }\n`,
       'simulator.password: one of password or passwordFile is required when the simulator is enabled'],
+    ['bad simulator.receiptRouting', `${base}simulator: { receiptRouting: other }\n`,
+      'simulator.receiptRouting: must be one of same, any, other-system-type'],
     ['bad defaultAlphabet', `${base}    defaultAlphabet: utf8\n`, 'upstreams[0].defaultAlphabet: must be one of gsm7, latin1, ascii'],
     ['bad longMessages', `${base}    longMessages: split\n`, 'upstreams[0].longMessages: must be one of udh, sar, payload'],
     ['bad udhReference', `${base}    udhReference: 12\n`, 'upstreams[0].udhReference: must be 8 or 16'],
@@ -214,7 +218,17 @@ describe('defaults', () => {
 
   it('an empty simulator section is disabled with its defaults', async () => {
     const c = await parseConfig(`${base}simulator: {}\n`, dir);
-    expect(c.simulator).toEqual({ enabled: false, host: '127.0.0.1', port: 2775, systemId: '', password: '', deliveryReceiptDelayMs: 500 });
+    expect(c.simulator).toEqual({
+      enabled: false, host: '127.0.0.1', port: 2775, systemId: '', password: '', deliveryReceiptDelayMs: 500, receiptRouting: 'same',
+    });
+  });
+
+  it('takes each of the simulator\'s receipt routings for simulator.receiptRouting', async () => {
+    expect(SIMULATOR_RECEIPT_ROUTINGS).toEqual(RECEIPT_ROUTINGS);
+    for (const routing of RECEIPT_ROUTINGS) {
+      const c = await parseConfig(`${base}simulator: { receiptRouting: ${routing} }\n`, dir);
+      expect(c.simulator?.receiptRouting).toBe(routing);
+    }
   });
 
   it('parses commandStatus codes given in hex or decimal', async () => {
