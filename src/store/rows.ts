@@ -206,6 +206,20 @@ export function toClaimedMessage(first: QueuedPartRow, parts: ClaimedPart[]): Cl
   };
 }
 
+/** Claimed messages from their queued parts, given in claim order (a message's parts together, by part). */
+export function groupClaimed(rows: readonly QueuedPartRow[]): ClaimedMessage[] {
+  const claimed: ClaimedMessage[] = [];
+  let current: ClaimedMessage | undefined;
+  for (const p of rows) {
+    if (current?.id !== p.message_id) {
+      current = toClaimedMessage(p, []);
+      claimed.push(current);
+    }
+    current.parts.push(toClaimedPart(p));
+  }
+  return claimed;
+}
+
 /** Since when the first part a claim would take has been ready: its last change, or its not_before when later. */
 export function readyAt(first: { updated_at: number; not_before: number | null }): number {
   return Math.max(first.updated_at, first.not_before ?? 0);

@@ -4,7 +4,7 @@
  * each locks the first queued part of the messages it takes (FOR UPDATE SKIP LOCKED) and passes
  * over those another claim holds, so no message is handed to two instances, and none waits.
  */
-import { readyAt, toClaimedMessage, toClaimedPart, type QueuedPartRow } from '../rows.js';
+import { groupClaimed, readyAt, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
 import type { Queryable } from './db.js';
 
@@ -40,17 +40,7 @@ const READY_SINCE_SQL = `SELECT p.updated_at, p.not_before ${CLAIMABLE} LIMIT 1`
 
 export async function claim(db: Queryable, instanceId: string, upstream: string, now: number, limit: number, leaseUntil: number): Promise<ClaimedMessage[]> {
   if (limit <= 0) return [];
-  const rows = await db.rows<QueuedPartRow>(CLAIM_SQL, [upstream, now, Math.floor(limit), instanceId, leaseUntil]);
-  const claimed: ClaimedMessage[] = [];
-  let current: ClaimedMessage | undefined;
-  for (const p of rows) {
-    if (current?.id !== p.message_id) {
-      current = toClaimedMessage(p, []);
-      claimed.push(current);
-    }
-    current.parts.push(toClaimedPart(p));
-  }
-  return claimed;
+  return groupClaimed(await db.rows<QueuedPartRow>(CLAIM_SQL, [upstream, now, Math.floor(limit), instanceId, leaseUntil]));
 }
 
 /** Since when the first part a claim would take now has been ready; null when none is. */

@@ -1,5 +1,5 @@
 /** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
-import { readyAt, toClaimedMessage, toClaimedPart, type QueuedPartRow } from '../rows.js';
+import { groupClaimed, readyAt, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
 import type { Sql } from './sql.js';
 
@@ -17,12 +17,18 @@ export const CLAIM_SQL = {
       AND NOT EXISTS (SELECT 1 FROM parts q WHERE q.message_id = p.message_id AND q.part < p.part AND +q.state = 'queued')
     ORDER BY p.message_seq, p.part
     LIMIT ?`,
-  /** The message's queued parts, each with the message's addressing (one statement, not two). */
+  /**
+   * The queued parts of the claimed messages (a JSON array of their ids), each with its message's
+   * addressing, in claim order: one statement for the whole claim, not one per message.
+   */
   queuedParts: `SELECT p.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton,
       m.dest_npi, m.validity_period
-    FROM parts p JOIN messages m ON m.id = p.message_id
-    WHERE p.message_id = ? AND +p.state = 'queued' ORDER BY p.part`,
-  markInflight: "UPDATE parts SET state = 'inflight', updated_at = ? WHERE message_id = ? AND +state = 'queued'",
+    FROM json_each(?) c
+      JOIN parts p ON p.message_id = c.value AND +p.state = 'queued'
+      JOIN messages m ON m.id = p.message_id
+    ORDER BY c.key, p.part`,
+  markInflight: `UPDATE parts SET state = 'inflight', updated_at = ?
+    WHERE message_id IN (SELECT value FROM json_each(?)) AND +state = 'queued'`,
 } as const;
 
 // `+state`: keeps SQLite from walking the large parts_state index for a term that the primary
@@ -40,13 +46,9 @@ export function readySince(sql: Sql, upstream: string, now: number): number | nu
 export function claim(sql: Sql, upstream: string, now: number, limit: number): ClaimedMessage[] {
   if (limit <= 0) return [];
   const ids = sql.all<{ message_id: string }>(CLAIM_SQL.claimable, upstream, now, now, Math.floor(limit));
-  const claimed: ClaimedMessage[] = [];
-  for (const { message_id: id } of ids) {
-    const parts = sql.all<QueuedPartRow>(CLAIM_SQL.queuedParts, id);
-    const m = parts[0];
-    if (!m) continue;
-    sql.run(CLAIM_SQL.markInflight, now, id);
-    claimed.push(toClaimedMessage(m, parts.map(toClaimedPart)));
-  }
+  if (ids.length === 0) return [];
+  const list = JSON.stringify(ids.map((r) => r.message_id));
+  const claimed = groupClaimed(sql.all<QueuedPartRow>(CLAIM_SQL.queuedParts, list));
+  sql.run(CLAIM_SQL.markInflight, now, list);
   return claimed;
 }

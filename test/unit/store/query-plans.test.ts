@@ -11,7 +11,7 @@ describe('SqliteStore query plans of the hot path', () => {
   const plan = (sql: string, params: unknown[]) =>
     (folder.inspect().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
 
-  it('claim walks parts_claim in order (no sort) and touches a message\'s parts by primary key only', async () => {
+  it('claim walks parts_claim in order (no sort) and touches the claimed messages\' parts by primary key only', async () => {
     folder = storeFolder();
     const store = await folder.open();
     await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 2 })), now: 1 });
@@ -21,7 +21,7 @@ describe('SqliteStore query plans of the hot path', () => {
     expect(claimable).not.toContain('TEMP B-TREE');
     expect(claimable).not.toContain('parts_state');
     for (const sql of [CLAIM_SQL.queuedParts, CLAIM_SQL.markInflight]) {
-      const p = plan(sql, sql.startsWith('UPDATE') ? [1, 'm1'] : ['m1']);
+      const p = plan(sql, sql.startsWith('UPDATE') ? [1, '["m1","m2"]'] : ['["m1","m2"]']);
       expect(p).toMatch(/USING INDEX sqlite_autoindex_parts_1 \(message_id=\?\)/);
       expect(p).not.toContain('parts_state');
     }
