@@ -10,6 +10,7 @@ import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { InboundRouting } from '../dispatch/inbound-routing.js';
+import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
 import { WebhookClient } from '../events/webhook-client.js';
 import { Authenticator, buildHttpServer, registerMetricsRoute, type HttpMetricsSource } from '../ingress/http/server.js';
@@ -52,7 +53,7 @@ export interface RunningDaemon {
 }
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
-export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & AmqpIngressMetrics & {
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & AmqpIngressMetrics & RetentionMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
 };
 
@@ -165,8 +166,17 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
   });
 
+  // store.retentionDays 0 keeps everything.
+  const retention = config.store.retentionDays > 0
+    ? new RetentionSweep({
+      store, clock, log: log.child({ component: 'retention' }), retentionDays: config.store.retentionDays,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    })
+    : undefined;
+
   pool.start();
   await dispatcher.start();
+  retention?.start();
   events.start();
   // Neither waits for the broker: both connect, and reconnect, in the background.
   amqpEvents?.start();
@@ -216,6 +226,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       stopping ??= (async () => {
         health.markStopping();
         moTimer?.cancel();
+        // Waits for its store call under way, a few milliseconds at most.
+        await retention?.stop();
         // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
         await http.close();
         // The queue next: sends under way commit and are acked, held messages go back to the queue.

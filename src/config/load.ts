@@ -227,8 +227,11 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const http: HttpConfig = { ...parsed.http, host, port };
   const st = parsed.store;
   const store: StoreConfig = st.kind === 'postgres'
-    ? { kind: 'postgres', url: secret(st.url, 'store.urlFile'), schema: st.schema, leaseSeconds: st.leaseSeconds, instanceId: st.instanceId ?? hostname() }
-    : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread };
+    ? {
+      kind: 'postgres', url: secret(st.url, 'store.urlFile'), schema: st.schema, leaseSeconds: st.leaseSeconds, instanceId: st.instanceId ?? hostname(),
+      retentionDays: st.retentionDays,
+    }
+    : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread, retentionDays: st.retentionDays };
   const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
   if (metricsListen) config.metrics = { listen: metricsListen };

@@ -113,6 +113,12 @@ const storeSchema = z.strictObject({
    * Two running processes may not share one.
    */
   instanceId: z.string({ error: typeMessage('a string') }).regex(/^[A-Za-z0-9_.@-]{1,64}$/, { error: 'must be 1–64 letters, digits, _ . @ or -' }).optional(),
+  /**
+   * Days a finished message (all parts done, no event left in the outbox), an emptied batch and an
+   * inbound message are kept before the retention sweep deletes them. Default 30. 0–3650; 0 keeps
+   * everything (no sweep). Both kinds.
+   */
+  retentionDays: wholeNumber(0, 3650).default(30),
 }, { error: 'must be a mapping' }).superRefine((st, ctx) => {
   if (st.kind === 'postgres') {
     if (st.url !== undefined && st.urlFile !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give url or urlFile, not both' });
@@ -120,7 +126,7 @@ const storeSchema = z.strictObject({
   } else if (st.url !== undefined || st.urlFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: [st.url !== undefined ? 'url' : 'urlFile'], message: 'is for kind: postgres; this store is sqlite' });
   }
-}).default({ kind: 'sqlite', path: 'smppd.db', fsync: false, thread: 'worker', schema: 'smppd', leaseSeconds: 300 });
+}).default({ kind: 'sqlite', path: 'smppd.db', fsync: false, thread: 'worker', schema: 'smppd', leaseSeconds: 300, retentionDays: 30 });
 
 /** Where GET /metrics is served: by default on the HTTP API's port; `listen` moves it to its own. */
 const metricsSchema = z.strictObject({
@@ -198,8 +204,8 @@ export type ShutdownConfig = ParsedConfig['shutdown'];
 export type ParsedClient = ParsedConfig['clients'][number];
 /** The store section resolved: sqlite with its path against the config file's folder (`:memory:` as given), or postgres with its URL read. */
 export type StoreConfig =
-  | { kind: 'sqlite'; path: string; fsync: boolean; thread: 'worker' | 'main' }
-  | { kind: 'postgres'; url: string; schema: string; leaseSeconds: number; instanceId: string };
+  | { kind: 'sqlite'; path: string; fsync: boolean; thread: 'worker' | 'main'; retentionDays: number }
+  | { kind: 'postgres'; url: string; schema: string; leaseSeconds: number; instanceId: string; retentionDays: number };
 export type LimitsConfig = ParsedConfig['limits'];
 /** `metrics.listen` split into host and port when given. */
 export interface MetricsConfig {

@@ -57,6 +57,7 @@ export class Metrics {
   readonly #inbound: Counter<'upstream'>;
   readonly #amqpMessages: Counter<'result'>;
   readonly #amqpConnected: Gauge;
+  readonly #pruned: Counter<'kind'>;
 
   constructor(
     readBinds: () => BindReading[],
@@ -102,6 +103,10 @@ export class Metrics {
       labelNames: ['result'], registers: [r],
     });
     this.#amqpConnected = new Gauge({ name: 'smppd_amqp_connected', help: '1 while the queue ingress is connected to the broker and consuming', registers: [r] });
+    this.#pruned = new Counter({
+      name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound',
+      labelNames: ['kind'], registers: [r],
+    });
     const readQueue = options.readQueue;
     if (readQueue) {
       new Gauge({
@@ -239,6 +244,11 @@ export class Metrics {
 
   amqpConnected(up: boolean): void {
     this.#amqpConnected.set(up ? 1 : 0);
+  }
+
+  /** `RetentionMetrics` of the retention sweep: kind is message, batch or inbound. */
+  storePruned(kind: string, count: number): void {
+    this.#pruned.inc({ kind }, count);
   }
 
   /** The exposition text and its content type, for GET /metrics. */

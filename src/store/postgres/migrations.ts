@@ -5,7 +5,8 @@
  * (the others wait, then find it applied). A migration is never edited once released; a change
  * is a new one.
  *
- * The tables are those of the SQLite store (`../sqlite/migrations.ts`, at its version 3) with
+ * The tables are those of the SQLite store (`../sqlite/migrations.ts`: version 1 here is its
+ * version 3, version 2 its version 4) with
  * the same names and flags (0/1 SMALLINT, so the row types of `../rows.ts` are shared), times as
  * BIGINT milliseconds, and what several instances need besides: who holds an inflight part and
  * until when (`parts.claimed_by`, `parts.lease_until`), who leased an event (`outbox.leased_by`).
@@ -191,6 +192,22 @@ CREATE INDEX outbox_blocked ON outbox (client) WHERE state = 'blocked';
 CREATE INDEX outbox_dead ON outbox (client, id) WHERE state = 'dead';
 CREATE INDEX outbox_message_dead ON outbox (message_id, id) WHERE state = 'dead' AND message_id IS NOT NULL;
 CREATE INDEX outbox_leased ON outbox (leased_by) WHERE lease_until IS NOT NULL;
+`,
+  },
+  {
+    version: 2,
+    name: 'retention',
+    // As the SQLite store's version 4: the retention sweep (`retention.ts`) walks messages,
+    // batches and inbound messages by (time, id), and an inbound message is kept while its event
+    // names it. The column is added without a default (no rewrite); the indexes are built under
+    // the migration lock, so instances wait for the build at their first start with this version.
+    sql: `
+CREATE INDEX messages_created ON messages (created_at, seq);
+CREATE INDEX batches_created ON batches (created_at, id);
+CREATE INDEX inbound_received ON inbound (received_at, id);
+ALTER TABLE outbox ADD COLUMN inbound_id BIGINT;
+UPDATE outbox SET inbound_id = (payload::json ->> 'inboundId')::bigint WHERE kind = 'inbound';
+CREATE INDEX outbox_inbound ON outbox (inbound_id) WHERE inbound_id IS NOT NULL;
 `,
   },
 ];

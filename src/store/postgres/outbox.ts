@@ -10,8 +10,9 @@ import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
 import type { InboundRecord } from '../store.js';
 import type { Tx } from './db.js';
 
-const INSERT_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $6, $6)`;
+// inbound_id: the retention sweep keeps an inbound message while its event is in the outbox.
+const INSERT_INBOUND_SQL = `INSERT INTO outbox (kind, inbound_id, client, upstream, payload, created_at, queued_at, next_attempt_at)
+  VALUES ('inbound', $1, $2, $3, $4, $5, $5, $5)`;
 
 // Messages just created: no earlier event, so each SUBMITTED is its message's head (pending).
 const INSERT_MANY_SQL = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
@@ -42,5 +43,5 @@ export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<voi
   );
   if (inbound.client === null || !inbound.events || !stored) return;
   const payload = inboundEvent(stored.id, inbound);
-  await tx.run(INSERT_SQL, ['inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
+  await tx.run(INSERT_INBOUND_SQL, [stored.id, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
 }

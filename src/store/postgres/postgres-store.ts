@@ -21,8 +21,8 @@ import { SystemClock, type Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
-  SettledEvents, Store, StoreCounts,
+  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept, acceptLoose, isLoose } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
@@ -36,6 +36,7 @@ import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';
 import { applyReceipts, pruneParked } from './receipts.js';
+import { pruneFinished } from './retention.js';
 import { expire, recordSubmits, recoverInflight, renewLeases, type InstanceContext, type Policies, type SubmitOutcome } from './submit.js';
 import { WriteBatcher, type WriteBatcherStats } from './write-batcher.js';
 
@@ -205,6 +206,11 @@ export class PostgresStore implements Store {
 
   pruneParked(before: number): Promise<number> {
     return this.#tx((tx) => pruneParked(tx, before));
+  }
+
+  /** Several instances may sweep at once: each skips what another holds (`retention.ts`). */
+  pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
+    return this.#tx((tx) => pruneFinished(tx, this.#ctx.spaces, before, limit, after));
   }
 
   async getMessage(messageId: string): Promise<MessageView | undefined> {

@@ -213,6 +213,22 @@ UPDATE outbox SET state = 'blocked', lease_until = NULL
     AND EXISTS (SELECT 1 FROM outbox e WHERE e.message_id = outbox.message_id AND e.state = 'pending' AND e.id < outbox.id);
 `,
   },
+  {
+    version: 4,
+    name: 'retention',
+    // The retention sweep (`retention.ts`) walks messages, batches and inbound messages in time
+    // order; an inbound message is kept while its event is in the outbox, which now names it
+    // (before, only its payload did). No table is rebuilt: three indexes, a column added, and the
+    // outbox's inbound events (pending and dead ones only: a small table) told their inbound id.
+    sql: `
+CREATE INDEX messages_created ON messages (created_at);
+CREATE INDEX batches_created ON batches (created_at);
+CREATE INDEX inbound_received ON inbound (received_at);
+ALTER TABLE outbox ADD COLUMN inbound_id INTEGER;
+UPDATE outbox SET inbound_id = json_extract(payload, '$.inboundId') WHERE kind = 'inbound';
+CREATE INDEX outbox_inbound ON outbox (inbound_id) WHERE inbound_id IS NOT NULL;
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

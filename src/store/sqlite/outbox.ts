@@ -9,6 +9,9 @@ import type { Sql } from './sql.js';
 
 const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+// inbound_id: the retention sweep keeps an inbound message while its event is in the outbox.
+const INSERT_INBOUND = `INSERT INTO outbox (kind, inbound_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+  VALUES ('inbound', ?, ?, ?, ?, ?, ?, ?, 'pending')`;
 /** Whether the message has an event still to deliver: a new one then waits behind it. */
 export const HAS_LIVE_EVENT_SQL = `SELECT 1 FROM outbox INDEXED BY outbox_live
   WHERE message_id = ? AND state IN ('pending', 'blocked') LIMIT 1`;
@@ -35,7 +38,7 @@ export function recordInbound(sql: Sql, inbound: InboundRecord): void {
     inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt,
   );
   if (inbound.client === null || !inbound.events) return;
-  const payload = inboundEvent(Number(stored.lastInsertRowid), inbound);
+  const id = Number(stored.lastInsertRowid);
   const at = inbound.receivedAt;
-  sql.run(INSERT, 'inbound', null, inbound.client, inbound.upstream, JSON.stringify(payload), at, at, at, 'pending');
+  sql.run(INSERT_INBOUND, id, inbound.client, inbound.upstream, JSON.stringify(inboundEvent(id, inbound)), at, at, at);
 }

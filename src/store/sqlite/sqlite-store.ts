@@ -11,8 +11,8 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { asStoreError } from '../store-error.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
-  SettledEvents, Store, StoreCounts,
+  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
@@ -25,6 +25,7 @@ import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';
 import { applyReceipt, pruneParked } from './receipts.js';
+import { pruneFinished } from './retention.js';
 import { Sql } from './sql.js';
 import { expire, recordSubmit, recoverInflight } from './submit.js';
 
@@ -136,6 +137,10 @@ export class SqliteStore implements Store {
 
   pruneParked(before: number): Promise<number> {
     return this.#writes.run(() => pruneParked(this.#sql, before));
+  }
+
+  pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
+    return this.#writes.run(() => pruneFinished(this.#sql, before, limit, after));
   }
 
   getMessage(messageId: string): Promise<MessageView | undefined> {

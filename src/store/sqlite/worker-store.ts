@@ -10,8 +10,8 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, ReceiptApplied, ReceiptRecord, ResendFilter, ResentDeadEvents, Schedule,
-  SettledEvents, Store, StoreCounts,
+  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import {
   fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker, type WireError,
@@ -93,6 +93,10 @@ export class SqliteWorkerStore implements Store {
 
   pruneParked(before: number): Promise<number> {
     return this.#call('pruneParked', [before]);
+  }
+
+  pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
+    return this.#call('pruneFinished', [before, limit, after ?? null]);
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {

@@ -2,6 +2,8 @@
  * GET /sms/status/{messageId}: the polling shape, as the message moves on, for its owner only.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLog } from '../../../src/core/log.js';
+import { RetentionSweep } from '../../../src/dispatch/retention.js';
 import { ERROR_FIELDS, TOKENS, bearer, httpHarness, type Harness } from '../../support/http.js';
 
 let h: Harness;
@@ -43,6 +45,19 @@ describe('GET /sms/status/{messageId}', () => {
     body = (await status(id)).json();
     expect(body).toMatchObject({ status: 'REJECTED', reason: 'ESME_RINVDSTADR (0x0000000B)' });
     expect(body.parts[1]).toEqual({ part: 2, status: 'REJECTED', smscMessageId: null });
+  });
+
+  it('a message the retention sweep deleted is 404, as an unknown id; a newer one is still served', async () => {
+    const old = await send('Hello');
+    await h.store.recordSubmit(old, [{ part: 1, kind: 'accepted', smscId: 'abc1', matchKey: 'abc1', bind: 'sim#0', attempts: 1 }], h.clock.wallNow());
+    h.clock.advance(31 * 86_400_000);
+    const recent = await send('Hello again');
+    const swept = await new RetentionSweep({ store: h.store, clock: h.clock, log: silentLog, retentionDays: 30 }).sweep();
+    expect(swept).toMatchObject({ messages: 1 });
+    const res = await status(old);
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ errorCode: 'MESSAGE_NOT_FOUND' });
+    expect((await status(recent)).statusCode).toBe(200);
   });
 
   it('another client’s message, and an unknown id, are 404', async () => {

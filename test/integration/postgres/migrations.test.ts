@@ -1,8 +1,9 @@
+import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
-import { PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
+import { migrate, PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { newMessage } from '../../support/sqlite-store.js';
-import { describePg, pgSchema, type PgSchema } from './pg-store.js';
+import { describePg, PG_URL, pgSchema, type PgSchema } from './pg-store.js';
 
 describePg('PostgresStore migrations and instances', () => {
   let schema: PgSchema | undefined;
@@ -14,7 +15,8 @@ describePg('PostgresStore migrations and instances', () => {
   it('creates the schema at its latest version and records each migration in schema_migrations', async () => {
     schema = await pgSchema();
     await schema.open();
-    expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual([{ version: 1, name: 'initial schema' }]);
+    expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
+      .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
@@ -33,6 +35,25 @@ describePg('PostgresStore migrations and instances', () => {
     expect(await schema.sql('SELECT COUNT(*) AS n, MAX(version) AS v FROM schema_migrations')).toEqual([{ n: PG_MIGRATIONS.length, v: PG_MIGRATIONS.length }]);
   });
 
+  it('version 2 on a schema of version 1: the inbound events in the outbox learn their inbound id, the data stays', async () => {
+    schema = await pgSchema();
+    const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema.name}` });
+    await client.connect();
+    try {
+      await migrate(client, schema.name, PG_MIGRATIONS.filter((m) => m.version === 1));
+    } finally {
+      await client.end();
+    }
+    await schema.sql(`INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
+      VALUES ('up1', 'acme', '447700900123', '12345', 'STOP', 0, 1, 1)`);
+    await schema.sql(`INSERT INTO outbox (kind, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+      VALUES ('inbound', 'acme', 'up1', '{"type":"inbound","inboundId":1}', 1, 1, 1, 'dead')`);
+    const store = await schema.open();
+    expect(await schema.sql('SELECT kind, inbound_id FROM outbox')).toEqual([{ kind: 'inbound', inbound_id: 1 }]);
+    // Its dead event keeps the inbound message.
+    expect(await store.pruneFinished(1_000, 10)).toEqual({ messages: 0, batches: 0, inbound: 0, next: null });
+  });
+
   it('refuses a schema whose version is newer than this smppd knows', async () => {
     schema = await pgSchema();
     await (await schema.open()).close();
@@ -46,7 +67,7 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     const s = schema;
     const stores = await Promise.all(['a', 'b', 'c', 'd'].map((id) => s.open({ instanceId: id })));
-    expect(await s.sql('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
     await stores[0]!.accept({ messages: [newMessage('m')], now: 1 });
     expect((await stores[3]!.getMessage('m'))?.status).toBe('SUBMITTED');
   });

@@ -3,11 +3,11 @@
  * instance at a time, and a message's events go out one at a time, in order, whichever instance
  * takes them.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { OutboxEvent, PartResult, ReceiptRecord } from '../../../src/store/store.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
-import { describePg, pgSchema, type PgSchema } from './pg-store.js';
+import { describePg, pgInstancesPerTest } from './pg-store.js';
 
 const LEASE = 60_000;
 const NOW = 10_000;
@@ -19,26 +19,18 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `m${String(i).pad
 const pause = () => new Promise((resolve) => setTimeout(resolve, 2));
 
 describePg('PostgresStore shared by two instances: the outbox', () => {
-  let schema: PgSchema;
-  let a: PostgresStore;
-  let b: PostgresStore;
-  beforeEach(async () => {
-    schema = await pgSchema();
-    a = await schema.open({ instanceId: 'host-a', poolSize: 10 });
-    b = await schema.open({ instanceId: 'host-b', poolSize: 10 });
-  });
-  afterEach(async () => schema.cleanup());
+  const t = pgInstancesPerTest();
 
   /** Messages accepted, claimed, SENT (through A) and DELIVERED (receipts through B): SUBMITTED, SENT and DELIVERED events each. */
   async function threeEventsEach(names: string[]): Promise<void> {
-    await a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
-    await a.claim('up1', 1_000, names.length);
-    await Promise.all(names.map((id) => a.recordSubmit(id, [accepted(`S-${id}`)], 2_000)));
-    await Promise.all(names.map((id) => b.applyReceipt(delivered(`s-${id}`))));
+    await t.a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
+    await t.a.claim('up1', 1_000, names.length);
+    await Promise.all(names.map((id) => t.a.recordSubmit(id, [accepted(`S-${id}`)], 2_000)));
+    await Promise.all(names.map((id) => t.b.applyReceipt(delivered(`s-${id}`))));
   }
 
   it('each event is claimed by exactly one instance: 2 × 50 concurrent claimers over 1,000 events', async () => {
-    await a.accept({ messages: ids(1_000).map((id) => newMessage(id)), now: 1_000 });
+    await t.a.accept({ messages: ids(1_000).map((id) => newMessage(id)), now: 1_000 });
     const claims = new Map<number, string[]>();
     const claimer = async (store: PostgresStore) => {
       for (;;) {
@@ -47,10 +39,10 @@ describePg('PostgresStore shared by two instances: the outbox', () => {
         for (const e of got) claims.set(e.id, [...(claims.get(e.id) ?? []), store.instanceId]);
       }
     };
-    await Promise.all([a, b].flatMap((store) => Array.from({ length: 50 }, () => claimer(store))));
+    await Promise.all([t.a, t.b].flatMap((store) => Array.from({ length: 50 }, () => claimer(store))));
     expect(claims.size).toBe(1_000);
     expect([...claims.values()].filter((who) => who.length !== 1)).toEqual([]);
-    const byInstance = await schema.sql<{ leased_by: string; n: number }>('SELECT leased_by, COUNT(*) AS n FROM outbox GROUP BY leased_by ORDER BY leased_by');
+    const byInstance = await t.schema.sql<{ leased_by: string; n: number }>('SELECT leased_by, COUNT(*) AS n FROM outbox GROUP BY leased_by ORDER BY leased_by');
     expect(byInstance.map((r) => r.leased_by)).toEqual(['host-a', 'host-b']);
     expect(byInstance.reduce((n, r) => n + r.n, 0)).toBe(1_000);
   });
@@ -78,52 +70,52 @@ describePg('PostgresStore shared by two instances: the outbox', () => {
         settled += got.length;
       }
     };
-    await Promise.all([a, b].flatMap((store) => Array.from({ length: 10 }, () => worker(store))));
+    await Promise.all([t.a, t.b].flatMap((store) => Array.from({ length: 10 }, () => worker(store))));
     expect(violations).toEqual([]);
     for (const m of names) expect(order.get(m)).toEqual(['SUBMITTED', 'SENT', 'DELIVERED']);
-    expect(await a.counts()).toMatchObject({ outbox: 0 });
+    expect(await t.a.counts()).toMatchObject({ outbox: 0 });
   });
 
   it('an event added on one instance while the other delivers the only one before it is pending, never blocked behind nothing', async () => {
     const names = ids(300);
-    await a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
-    await b.claim('up1', 1_000, 300);
-    const heads = await a.claimEvents('acme', NOW, 300, NOW + LEASE);
+    await t.a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
+    await t.b.claim('up1', 1_000, 300);
+    const heads = await t.a.claimEvents('acme', NOW, 300, NOW + LEASE);
     expect(heads.map(statusOf)).toEqual(Array(300).fill('SUBMITTED'));
     // A delivers each SUBMITTED (its message's only event) while B records the submit, which adds SENT.
     await Promise.all(heads.flatMap((e) => [
-      a.settleEvents([{ id: e.id, kind: 'delivered' }], NOW),
-      b.recordSubmit(e.messageId!, [accepted(`S-${e.messageId!}`)], 2_000),
+      t.a.settleEvents([{ id: e.id, kind: 'delivered' }], NOW),
+      t.b.recordSubmit(e.messageId!, [accepted(`S-${e.messageId!}`)], 2_000),
     ]));
-    const live = await schema.sql<{ message_id: string; states: string[] }>(
+    const live = await t.schema.sql<{ message_id: string; states: string[] }>(
       `SELECT message_id, array_agg(state ORDER BY id) AS states FROM outbox WHERE state IN ('pending', 'blocked') GROUP BY message_id`);
     expect(live).toHaveLength(300);
     expect(live.filter((r) => r.states.join() !== 'pending')).toEqual([]);
   });
 
   it('a lease that ran out lets the other instance take the event; the first one\'s late retry leaves the new lease alone', async () => {
-    await a.accept({ messages: [newMessage('x')], now: 1_000 });
-    const [first] = await a.claimEvents('acme', NOW, 10, NOW + 100);
-    expect(await b.claimEvents('acme', NOW + 99, 10, NOW + 99 + LEASE)).toEqual([]);
-    const [again] = await b.claimEvents('acme', NOW + 100, 10, NOW + 100 + LEASE);
+    await t.a.accept({ messages: [newMessage('x')], now: 1_000 });
+    const [first] = await t.a.claimEvents('acme', NOW, 10, NOW + 100);
+    expect(await t.b.claimEvents('acme', NOW + 99, 10, NOW + 99 + LEASE)).toEqual([]);
+    const [again] = await t.b.claimEvents('acme', NOW + 100, 10, NOW + 100 + LEASE);
     expect(again?.id).toBe(first!.id);
-    await a.settleEvents([{ id: first!.id, kind: 'retry', at: NOW + 200, error: 'HTTP 503' }], NOW + 150);
-    expect(await schema.sql('SELECT next_attempt_at, leased_by, attempts FROM outbox')).toEqual([
+    await t.a.settleEvents([{ id: first!.id, kind: 'retry', at: NOW + 200, error: 'HTTP 503' }], NOW + 150);
+    expect(await t.schema.sql('SELECT next_attempt_at, leased_by, attempts FROM outbox')).toEqual([
       { next_attempt_at: NOW + 100 + LEASE, leased_by: 'host-b', attempts: 0 },
     ]);
-    await b.settleEvents([{ id: again!.id, kind: 'delivered' }], NOW + 300);
-    expect(await a.counts()).toMatchObject({ outbox: 0 });
+    await t.b.settleEvents([{ id: again!.id, kind: 'delivered' }], NOW + 300);
+    expect(await t.a.counts()).toMatchObject({ outbox: 0 });
   });
 
   it('a restart gives back its own leases only', async () => {
-    await a.accept({ messages: ids(4).map((id) => newMessage(id)), now: 1_000 });
+    await t.a.accept({ messages: ids(4).map((id) => newMessage(id)), now: 1_000 });
     // Leases that end well after the restart (opening gives back at the wall clock's now).
-    expect(await a.claimEvents('acme', NOW, 2, Date.now() + LEASE)).toHaveLength(2);
-    expect(await b.claimEvents('acme', NOW, 2, Date.now() + LEASE)).toHaveLength(2);
-    await a.close();
-    const restarted = await schema.open({ instanceId: 'host-a' });
+    expect(await t.a.claimEvents('acme', NOW, 2, Date.now() + LEASE)).toHaveLength(2);
+    expect(await t.b.claimEvents('acme', NOW, 2, Date.now() + LEASE)).toHaveLength(2);
+    await t.a.close();
+    const restarted = await t.schema.open({ instanceId: 'host-a' });
     const back = await restarted.claimEvents('acme', Date.now() + 1, 10, Date.now() + LEASE);
     expect(back).toHaveLength(2);
-    expect(await schema.sql('SELECT DISTINCT leased_by FROM outbox ORDER BY leased_by')).toEqual([{ leased_by: 'host-a' }, { leased_by: 'host-b' }]);
+    expect(await t.schema.sql('SELECT DISTINCT leased_by FROM outbox ORDER BY leased_by')).toEqual([{ leased_by: 'host-a' }, { leased_by: 'host-b' }]);
   });
 });

@@ -2,11 +2,11 @@
  * Two PostgresStore instances on one schema, as two smppd processes on two hosts: one queue of
  * parts, one receipt index, one set of batches. Each assertion is on what the shared tables hold.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { PartResult, ReceiptRecord } from '../../../src/store/store.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
-import { changeEvents, describePg, pgSchema, type PgSchema } from './pg-store.js';
+import { changeEvents, describePg, pgInstancesPerTest } from './pg-store.js';
 
 const LEASE = 60_000;
 
@@ -19,19 +19,11 @@ const delivered = (key: string, receivedAt = 5_000): ReceiptRecord =>
 const ids = (n: number, prefix = 'm') => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
 
 describePg('PostgresStore shared by two instances: parts, receipts, batches', () => {
-  let schema: PgSchema;
-  let a: PostgresStore;
-  let b: PostgresStore;
-  beforeEach(async () => {
-    schema = await pgSchema();
-    a = await schema.open({ instanceId: 'host-a', leaseMs: LEASE, poolSize: 10 });
-    b = await schema.open({ instanceId: 'host-b', leaseMs: LEASE, poolSize: 10 });
-  });
-  afterEach(async () => schema.cleanup());
+  const t = pgInstancesPerTest({ leaseMs: LEASE });
 
   it('claims never hand a message to both instances: each is claimed once, with all its parts', async () => {
     const names = ids(600);
-    await a.accept({ messages: names.map((id, i) => newMessage(id, { partCount: 1 + (i % 3) })), now: 1 });
+    await t.a.accept({ messages: names.map((id, i) => newMessage(id, { partCount: 1 + (i % 3) })), now: 1 });
     const claimedBy = new Map<string, string[]>();
     const claimer = async (store: PostgresStore, who: string) => {
       for (;;) {
@@ -43,156 +35,156 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
         if (got.length === 0) return;
       }
     };
-    await Promise.all([...Array.from({ length: 8 }, () => claimer(a, 'a')), ...Array.from({ length: 8 }, () => claimer(b, 'b'))]);
+    await Promise.all([...Array.from({ length: 8 }, () => claimer(t.a, 'a')), ...Array.from({ length: 8 }, () => claimer(t.b, 'b'))]);
     expect(claimedBy.size).toBe(600);
     expect([...claimedBy.values()].filter((who) => who.length !== 1)).toEqual([]);
-    expect(await a.counts()).toMatchObject({ queued: 0, inflight: 1_200 });
-    const byInstance = await schema.sql<{ claimed_by: string; n: number }>(
+    expect(await t.a.counts()).toMatchObject({ queued: 0, inflight: 1_200 });
+    const byInstance = await t.schema.sql<{ claimed_by: string; n: number }>(
       "SELECT claimed_by, COUNT(DISTINCT message_id) AS n FROM parts GROUP BY claimed_by ORDER BY claimed_by");
     expect(byInstance.map((r) => r.claimed_by)).toEqual(['host-a', 'host-b']);
   });
 
   it('a live instance\'s claims are never recovered by the other, however old their lease', async () => {
-    await a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
-    await a.claim('up1', 10, 10);
-    expect(await b.recoverInflight({ up1: 'resend' }, 20)).toBe(0);
-    expect(await b.recoverAbandoned({ up1: 'resend' }, 10 + LEASE * 100)).toBe(0);
-    expect(await b.counts()).toMatchObject({ inflight: 2, queued: 0 });
+    await t.a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
+    await t.a.claim('up1', 10, 10);
+    expect(await t.b.recoverInflight({ up1: 'resend' }, 20)).toBe(0);
+    expect(await t.b.recoverAbandoned({ up1: 'resend' }, 10 + LEASE * 100)).toBe(0);
+    expect(await t.b.counts()).toMatchObject({ inflight: 2, queued: 0 });
   });
 
   it('renewLeases extends the leases of this instance\'s inflight parts only', async () => {
-    await a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
-    await a.claim('up1', 10, 1);
-    await b.claim('up1', 10, 1);
-    expect(await a.renewLeases(5_000)).toBe(1);
-    expect(await schema.sql('SELECT claimed_by, lease_until FROM parts ORDER BY claimed_by')).toEqual([
+    await t.a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
+    await t.a.claim('up1', 10, 1);
+    await t.b.claim('up1', 10, 1);
+    expect(await t.a.renewLeases(5_000)).toBe(1);
+    expect(await t.schema.sql('SELECT claimed_by, lease_until FROM parts ORDER BY claimed_by')).toEqual([
       { claimed_by: 'host-a', lease_until: 5_000 + LEASE }, { claimed_by: 'host-b', lease_until: 10 + LEASE },
     ]);
   });
 
   it('a crashed instance\'s claims return to the other once its lease has ended, by the uncertain policy', async () => {
-    await a.accept({ messages: [newMessage('x', { partCount: 2 }), newMessage('y', { upstream: 'up2' }), newMessage('z')], now: 1 });
-    await a.claim('up1', 10, 1);
-    await a.claim('up2', 10, 1);
-    await a.close(); // its instance lock goes with its connection, as when the process dies
-    expect(await b.recoverAbandoned({ up1: 'resend', up2: 'fail' }, 10 + LEASE - 1)).toBe(0);
-    expect(await b.recoverAbandoned({ up1: 'resend', up2: 'fail' }, 10 + LEASE + 1)).toBe(3);
-    expect((await b.getMessage('y'))).toMatchObject({ status: 'FAILED', reason: 'uncertain: daemon stopped while the submit_sm was outstanding' });
-    expect((await b.claim('up1', 10 + LEASE + 2, 10)).map((m) => [m.id, m.parts.length])).toEqual([['x', 2], ['z', 1]]);
-    expect(await schema.sql("SELECT DISTINCT claimed_by FROM parts WHERE state = 'inflight'")).toEqual([{ claimed_by: 'host-b' }]);
+    await t.a.accept({ messages: [newMessage('x', { partCount: 2 }), newMessage('y', { upstream: 'up2' }), newMessage('z')], now: 1 });
+    await t.a.claim('up1', 10, 1);
+    await t.a.claim('up2', 10, 1);
+    await t.a.close(); // its instance lock goes with its connection, as when the process dies
+    expect(await t.b.recoverAbandoned({ up1: 'resend', up2: 'fail' }, 10 + LEASE - 1)).toBe(0);
+    expect(await t.b.recoverAbandoned({ up1: 'resend', up2: 'fail' }, 10 + LEASE + 1)).toBe(3);
+    expect((await t.b.getMessage('y'))).toMatchObject({ status: 'FAILED', reason: 'uncertain: daemon stopped while the submit_sm was outstanding' });
+    expect((await t.b.claim('up1', 10 + LEASE + 2, 10)).map((m) => [m.id, m.parts.length])).toEqual([['x', 2], ['z', 1]]);
+    expect(await t.schema.sql("SELECT DISTINCT claimed_by FROM parts WHERE state = 'inflight'")).toEqual([{ claimed_by: 'host-b' }]);
   });
 
   it('a restart of the same instance recovers its own claims at once, not the other\'s', async () => {
-    await a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
-    await a.claim('up1', 10, 1);
-    await b.claim('up1', 10, 1);
-    await a.close();
-    const again = await schema.open({ instanceId: 'host-a', leaseMs: LEASE });
+    await t.a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
+    await t.a.claim('up1', 10, 1);
+    await t.b.claim('up1', 10, 1);
+    await t.a.close();
+    const again = await t.schema.open({ instanceId: 'host-a', leaseMs: LEASE });
     expect(await again.recoverInflight({ up1: 'resend' }, 20)).toBe(1);
-    expect(await schema.sql("SELECT message_id, state, claimed_by FROM parts ORDER BY message_id")).toEqual([
+    expect(await t.schema.sql("SELECT message_id, state, claimed_by FROM parts ORDER BY message_id")).toEqual([
       { message_id: 'x', state: 'queued', claimed_by: null }, { message_id: 'y', state: 'inflight', claimed_by: 'host-b' },
     ]);
   });
 
   it('a late requeue from an instance whose claim was taken over leaves the part to its new holder', async () => {
-    await a.accept({ messages: [newMessage('x')], now: 1 });
-    await a.claim('up1', 10, 1);
+    await t.a.accept({ messages: [newMessage('x')], now: 1 });
+    await t.a.claim('up1', 10, 1);
     // host-a is cut off long enough for host-b to take its part over (simulated by rewriting the claim)
-    await schema.sql("UPDATE parts SET claimed_by = 'host-b', lease_until = $1", [10 + LEASE]);
-    await a.recordSubmit('x', [{ part: 1, kind: 'requeue', notBefore: 0 }], 30);
-    expect(await schema.sql('SELECT state, claimed_by FROM parts')).toEqual([{ state: 'inflight', claimed_by: 'host-b' }]);
-    await b.recordSubmit('x', [accepted(1, 'X1')], 40);
-    expect((await a.getMessage('x'))?.status).toBe('SENT');
+    await t.schema.sql("UPDATE parts SET claimed_by = 'host-b', lease_until = $1", [10 + LEASE]);
+    await t.a.recordSubmit('x', [{ part: 1, kind: 'requeue', notBefore: 0 }], 30);
+    expect(await t.schema.sql('SELECT state, claimed_by FROM parts')).toEqual([{ state: 'inflight', claimed_by: 'host-b' }]);
+    await t.b.recordSubmit('x', [accepted(1, 'X1')], 40);
+    expect((await t.a.getMessage('x'))?.status).toBe('SENT');
   });
 
   it('a receipt that arrives on instance B finds the part submitted through instance A', async () => {
-    await a.accept({ messages: [newMessage('x')], now: 1_000 });
-    await a.claim('up1', 1_000, 10);
-    await a.recordSubmit('x', [accepted(1, 'ABC')], 2_000);
-    expect(await b.applyReceipt(delivered('abc'))).toEqual({ kind: 'matched', messageId: 'x', part: 1, key: 'abc', changed: true });
-    expect((await a.getMessage('x'))?.status).toBe('DELIVERED');
+    await t.a.accept({ messages: [newMessage('x')], now: 1_000 });
+    await t.a.claim('up1', 1_000, 10);
+    await t.a.recordSubmit('x', [accepted(1, 'ABC')], 2_000);
+    expect(await t.b.applyReceipt(delivered('abc'))).toEqual({ kind: 'matched', messageId: 'x', part: 1, key: 'abc', changed: true });
+    expect((await t.a.getMessage('x'))?.status).toBe('DELIVERED');
   });
 
   it('a receipt parked on B is matched when A records the submit', async () => {
-    await a.accept({ messages: [newMessage('x')], now: 1_000 });
-    await a.claim('up1', 1_000, 10);
-    expect(await b.applyReceipt(delivered('abc', 1_500))).toEqual({ kind: 'parked' });
-    await a.recordSubmit('x', [accepted(1, 'ABC')], 2_000);
-    expect((await b.getMessage('x'))?.status).toBe('DELIVERED');
-    expect(await a.counts()).toMatchObject({ parked: 0 });
+    await t.a.accept({ messages: [newMessage('x')], now: 1_000 });
+    await t.a.claim('up1', 1_000, 10);
+    expect(await t.b.applyReceipt(delivered('abc', 1_500))).toEqual({ kind: 'parked' });
+    await t.a.recordSubmit('x', [accepted(1, 'ABC')], 2_000);
+    expect((await t.b.getMessage('x'))?.status).toBe('DELIVERED');
+    expect(await t.a.counts()).toMatchObject({ parked: 0 });
   });
 
   it('receipts racing their submit outcomes on the other instance are each applied exactly once', async () => {
     const names = ids(150);
-    await a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
-    expect(await a.claim('up1', 1_000, 1_000)).toHaveLength(150);
+    await t.a.accept({ messages: names.map((id) => newMessage(id)), now: 1_000 });
+    expect(await t.a.claim('up1', 1_000, 1_000)).toHaveLength(150);
     // For every message at once: A records the submit, B applies its receipt (twice: a duplicate).
     await Promise.all(names.flatMap((id) => [
-      a.recordSubmit(id, [accepted(1, `S-${id}`)], 2_000),
-      b.applyReceipt(delivered(`s-${id}`, 1_900)),
-      b.applyReceipt(delivered(`s-${id}`, 1_901)),
+      t.a.recordSubmit(id, [accepted(1, `S-${id}`)], 2_000),
+      t.b.applyReceipt(delivered(`s-${id}`, 1_900)),
+      t.b.applyReceipt(delivered(`s-${id}`, 1_901)),
     ]));
-    expect(await a.counts()).toMatchObject({ parked: 0, inflight: 0 });
-    expect(await schema.sql("SELECT status, COUNT(*) AS n FROM messages GROUP BY status")).toEqual([{ status: 'DELIVERED', n: 150 }]);
-    expect(await schema.sql('SELECT changed, COUNT(*) AS n FROM receipts GROUP BY changed ORDER BY changed')).toEqual([{ changed: 0, n: 150 }, { changed: 1, n: 150 }]);
-    const events = await changeEvents(schema.sql);
+    expect(await t.a.counts()).toMatchObject({ parked: 0, inflight: 0 });
+    expect(await t.schema.sql("SELECT status, COUNT(*) AS n FROM messages GROUP BY status")).toEqual([{ status: 'DELIVERED', n: 150 }]);
+    expect(await t.schema.sql('SELECT changed, COUNT(*) AS n FROM receipts GROUP BY changed ORDER BY changed')).toEqual([{ changed: 0, n: 150 }, { changed: 1, n: 150 }]);
+    const events = await changeEvents(t.schema.sql);
     for (const id of names) expect(events.filter((e) => e.messageId === id).map((e) => e.status)).toEqual(['SENT', 'DELIVERED']);
   });
 
   it('a batch completed by both instances at once counts each message once', async () => {
     const names = ids(200);
-    const { batchId } = await a.accept({
+    const { batchId } = await t.a.accept({
       messages: names.map((id) => newMessage(id, { partCount: 2 })),
       batch: { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null },
       now: 1,
     });
-    const [fromA, fromB] = await Promise.all([a.claim('up1', 10, 100), b.claim('up1', 10, 100)]);
+    const [fromA, fromB] = await Promise.all([t.a.claim('up1', 10, 100), t.b.claim('up1', 10, 100)]);
     expect(fromA!.length + fromB!.length).toBe(200);
     await Promise.all([
-      ...fromA!.map((m) => a.recordSubmit(m.id, [accepted(1, `${m.id}-1`), accepted(2, `${m.id}-2`)], 20)),
-      ...fromB!.map((m) => b.recordSubmit(m.id, [accepted(1, `${m.id}-1`), accepted(2, `${m.id}-2`)], 20)),
+      ...fromA!.map((m) => t.a.recordSubmit(m.id, [accepted(1, `${m.id}-1`), accepted(2, `${m.id}-2`)], 20)),
+      ...fromB!.map((m) => t.b.recordSubmit(m.id, [accepted(1, `${m.id}-1`), accepted(2, `${m.id}-2`)], 20)),
     ]);
-    expect(await b.getBatch('acme', batchId!)).toMatchObject({ total: 200, processed: 200, pending: 0 });
+    expect(await t.b.getBatch('acme', batchId!)).toMatchObject({ total: 200, processed: 200, pending: 0 });
     // receipts move no counter a second time
-    await Promise.all(names.flatMap((id) => [a.applyReceipt(delivered(`${id}-1`)), b.applyReceipt(delivered(`${id}-2`))]));
-    expect(await a.getBatch('acme', batchId!)).toMatchObject({ processed: 200 });
-    expect(await schema.sql("SELECT status, COUNT(*) AS n FROM messages GROUP BY status")).toEqual([{ status: 'DELIVERED', n: 200 }]);
+    await Promise.all(names.flatMap((id) => [t.a.applyReceipt(delivered(`${id}-1`)), t.b.applyReceipt(delivered(`${id}-2`))]));
+    expect(await t.a.getBatch('acme', batchId!)).toMatchObject({ processed: 200 });
+    expect(await t.schema.sql("SELECT status, COUNT(*) AS n FROM messages GROUP BY status")).toEqual([{ status: 'DELIVERED', n: 200 }]);
   });
 
   for (const paused of [false, true]) {
     it(`an abort${paused ? ' of a paused batch' : ''} on one instance while the other requeues its parts leaves nothing queued`, async () => {
       const names = ids(120);
-      const { batchId } = await a.accept({
+      const { batchId } = await t.a.accept({
         messages: names.map((id) => newMessage(id)),
         batch: { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null },
         now: 1,
       });
-      const claimed = await b.claim('up1', 10, 60);
+      const claimed = await t.b.claim('up1', 10, 60);
       // Paused, every part not done is held already: the abort changes no part's `held`.
-      if (paused) await a.setBatchState('acme', batchId!, 'paused', 15);
+      if (paused) await t.a.setBatchState('acme', batchId!, 'paused', 15);
       await Promise.all([
-        a.setBatchState('acme', batchId!, 'aborted', 20),
-        ...claimed.map((m) => b.recordSubmit(m.id, [{ part: 1, kind: 'requeue', notBefore: 0 }], 20)),
+        t.a.setBatchState('acme', batchId!, 'aborted', 20),
+        ...claimed.map((m) => t.b.recordSubmit(m.id, [{ part: 1, kind: 'requeue', notBefore: 0 }], 20)),
       ]);
-      expect(await a.counts()).toMatchObject({ queued: 0, inflight: 0 });
-      expect(await schema.sql("SELECT status, reason, COUNT(*) AS n FROM messages GROUP BY status, reason")).toEqual([
+      expect(await t.a.counts()).toMatchObject({ queued: 0, inflight: 0 });
+      expect(await t.schema.sql("SELECT status, reason, COUNT(*) AS n FROM messages GROUP BY status, reason")).toEqual([
         { status: 'FAILED', reason: 'batch aborted', n: 120 },
       ]);
-      expect(await a.getBatch('acme', batchId!)).toMatchObject({ state: 'aborted', processed: 120, pending: 0 });
+      expect(await t.a.getBatch('acme', batchId!)).toMatchObject({ state: 'aborted', processed: 120, pending: 0 });
     });
   }
 
   it('releaseDue on both instances at once releases each schedule once', async () => {
     for (let i = 0; i < 10; i++) {
-      await a.accept({
+      await t.a.accept({
         messages: [newMessage(`s${i}`)],
         batch: { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null },
         schedule: { client: 'acme', runAt: 100 + i, repeat: null },
         now: 1,
       });
     }
-    const released = await Promise.all([a.releaseDue(1_000), b.releaseDue(1_000), a.releaseDue(1_000), b.releaseDue(1_000)]);
+    const released = await Promise.all([t.a.releaseDue(1_000), t.b.releaseDue(1_000), t.a.releaseDue(1_000), t.b.releaseDue(1_000)]);
     expect(released.reduce((x, y) => x + y, 0)).toBe(10);
-    expect((await a.claim('up1', 1_000, 100)).length).toBe(10);
+    expect((await t.a.claim('up1', 1_000, 100)).length).toBe(10);
   });
 });

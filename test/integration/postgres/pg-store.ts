@@ -82,6 +82,25 @@ export function pgStorePerTest(options: Partial<Omit<PostgresStoreOptions, 'url'
   return t;
 }
 
+/** What `pgInstancesPerTest` opens: two stores on one schema, as two smppd processes on two hosts. */
+export interface PgInstancesUnderTest {
+  schema: PgSchema;
+  a: PostgresStore;
+  b: PostgresStore;
+}
+
+/** A fresh schema with instances host-a and host-b on it for every test of the calling `describe`, dropped after it. */
+export function pgInstancesPerTest(options: Partial<Omit<PostgresStoreOptions, 'url' | 'schema' | 'instanceId'>> = {}): PgInstancesUnderTest {
+  const t = {} as PgInstancesUnderTest;
+  beforeEach(async () => {
+    t.schema = await pgSchema();
+    t.a = await t.schema.open({ instanceId: 'host-a', poolSize: 10, ...options });
+    t.b = await t.schema.open({ instanceId: 'host-b', poolSize: 10, ...options });
+  });
+  afterEach(async () => t.schema?.cleanup());
+  return t;
+}
+
 /** The status events after acceptance, read as the store conformance scenarios read them. */
 export { changeEvents } from '../../support/store-conformance/harness.js';
 

@@ -10,6 +10,7 @@ import { describeBatchesAndSchedules } from './batches-schedules.js';
 import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
+import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
 
 /** Registers every conformance scenario, each on a fresh store from `factory`; call it inside a `describe`. */
@@ -19,4 +20,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeSubmitAndReceipts(factory);
   describeEventDelivery(factory);
   describeRecoveryAndExpiry(factory);
+  describeRetention(factory);
 }

@@ -77,13 +77,13 @@ describe('each variable sets its key', () => {
 
   it('SMPPD_STORE_KIND and SMPPD_STORE_URL make a postgres store; the URL replaces urlFile and is never echoed', async () => {
     const c = await load({ SMPPD_STORE_KIND: 'postgres', SMPPD_STORE_URL: 'postgres://u:envpgpw@db/smppd\n' }, `${base}store: { kind: sqlite, urlFile: missing.url }\n`);
-    expect(c.store).toEqual({ kind: 'postgres', url: 'postgres://u:envpgpw@db/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname() });
+    expect(c.store).toEqual({ kind: 'postgres', url: 'postgres://u:envpgpw@db/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname(), retentionDays: 30 });
   });
 
   it('adds a section the file leaves out, with the rest of its defaults', async () => {
     const c = await load({ SMPPD_HTTP_LISTEN: '[::1]:0', SMPPD_STORE_FSYNC: 'true' });
     expect(c.http).toEqual({ listen: '[::1]:0', host: '::1', port: 0, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
-    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: true, thread: 'worker' });
+    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: true, thread: 'worker', retentionDays: 30 });
   });
 
   it('keeps the file’s other keys of a section it overrides', async () => {

@@ -186,7 +186,7 @@ describe('defaults', () => {
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({ listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800 });
     expect(c.clients).toEqual([]);
-    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: false, thread: 'worker' });
+    expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: false, thread: 'worker', retentionDays: 30 });
     expect(c.limits).toEqual({ maxQueued: 100_000 });
     expect(c.upstreams[0]).toEqual({
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
@@ -252,14 +252,23 @@ describe('http, clients, store and limits', () => {
 
   it('store kind postgres: url or urlFile (read and trimmed, a secret), schema and lease defaults; sqlite refuses a url', async () => {
     expect((await parseConfig(`${base}store: { kind: postgres, url: "postgres://smppd:pw@db:5432/smppd" }\n`, dir)).store)
-      .toEqual({ kind: 'postgres', url: 'postgres://smppd:pw@db:5432/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname() });
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:pw@db:5432/smppd', schema: 'smppd', leaseSeconds: 300, instanceId: hostname(), retentionDays: 30 });
     writeFileSync(join(dir, 'pg.url'), 'postgres://smppd:secretpw@db/smppd\n');
     expect((await parseConfig(`${base}store: { kind: postgres, urlFile: pg.url, schema: shop_1, leaseSeconds: 60 }\n`, dir)).store)
-      .toEqual({ kind: 'postgres', url: 'postgres://smppd:secretpw@db/smppd', schema: 'shop_1', leaseSeconds: 60, instanceId: hostname() });
+      .toEqual({ kind: 'postgres', url: 'postgres://smppd:secretpw@db/smppd', schema: 'shop_1', leaseSeconds: 60, instanceId: hostname(), retentionDays: 30 });
     expect(await problem(`${base}store: { kind: postgres }\n`)).toContain('store.url: one of url or urlFile is required with kind: postgres');
     expect(await problem(`${base}store: { kind: postgres, url: "mysql://x" }\n`)).toContain('store.url: must be a postgres:// URL');
     expect(await problem(`${base}store: { url: "postgres://x" }\n`)).toContain('store.url: is for kind: postgres; this store is sqlite');
     expect(await problem(`${base}store: { kind: postgres, url: "postgres://x", schema: "Bad-Name" }\n`)).toContain('store.schema: must be a lower-case SQL name (a-z, 0-9, _)');
+  });
+
+  it('store.retentionDays: whole days, default 30, 0 keeps everything, for either kind; anything else is refused naming the key', async () => {
+    expect((await parseConfig(`${base}store: { retentionDays: 0 }\n`, dir)).store.retentionDays).toBe(0);
+    expect((await parseConfig(`${base}store: { retentionDays: 400 }\n`, dir)).store.retentionDays).toBe(400);
+    expect((await parseConfig(`${base}store: { kind: postgres, url: "postgres://x", retentionDays: 7 }\n`, dir)).store.retentionDays).toBe(7);
+    for (const bad of ['-1', '1.5', '"30"', '3651', 'forever']) {
+      expect(await problem(`${base}store: { retentionDays: ${bad} }\n`), bad).toContain('store.retentionDays: must be a whole number from 0 to 3650');
+    }
   });
 
   it('check-config masks a postgres URL down to its scheme and host', async () => {
@@ -270,7 +279,7 @@ describe('http, clients, store and limits', () => {
   });
 
   it('resolves store.path against the config folder; an absolute path and :memory: stay', async () => {
-    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ kind: 'sqlite', path: join(dir, 'data', 'x.db'), fsync: true, thread: 'worker' });
+    expect((await parseConfig(`${base}store: { path: data/x.db, fsync: true }\n`, dir)).store).toEqual({ kind: 'sqlite', path: join(dir, 'data', 'x.db'), fsync: true, thread: 'worker', retentionDays: 30 });
     expect(sqliteStore(await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).path).toBe('/var/lib/smppd/x.db');
     expect(sqliteStore(await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).path).toBe(':memory:');
   });

@@ -14,6 +14,7 @@ describe('SqliteStore migrations and settings', () => {
     const db = folder.inspect();
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
+      { version: 4, name: 'retention' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
@@ -58,6 +59,21 @@ describe('SqliteStore migrations and settings', () => {
     expect((await store.getMessage('old'))?.status).toBe('SUBMITTED');
     expect(await store.counts()).toMatchObject({ outbox: 0, deadEvents: 0 });
     expect(folder.inspect().prepare("SELECT events FROM messages WHERE id = 'old'").get()).toEqual({ events: 0 });
+  });
+
+  it('version 4 on a file of version 3: the inbound events in the outbox learn their inbound id, the data stays', async () => {
+    folder = storeFolder();
+    const v3 = new Database(folder.path);
+    migrate(v3, 1, MIGRATIONS.filter((m) => m.version <= 3));
+    v3.prepare(`INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
+      VALUES ('up1', 'acme', '447700900123', '12345', 'STOP', 0, 1, 1)`).run();
+    v3.prepare(`INSERT INTO outbox (kind, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+      VALUES ('inbound', 'acme', 'up1', '{"type":"inbound","inboundId":1}', 1, 1, 1, 'dead')`).run();
+    v3.close();
+    const store = await folder.open();
+    expect(folder.inspect().prepare('SELECT kind, inbound_id FROM outbox').all()).toEqual([{ kind: 'inbound', inbound_id: 1 }]);
+    // Its dead event keeps the inbound message.
+    expect(await store.pruneFinished(1_000, 10)).toEqual({ messages: 0, batches: 0, inbound: 0, next: null });
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

@@ -53,6 +53,12 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     expect(await store.getMessage('m1')).toMatchObject({ status: 'DELIVERED', parts: [{ smscMessageId: 'a1' }, { smscMessageId: 'a2' }] });
     expect(await store.counts()).toMatchObject({ queued: 0, inflight: 0, parked: 1 });
     expect(await store.getMessage('none')).toBeUndefined();
+
+    // The retention sweep's calls cross the thread boundary too, cursor and all (m1 is kept: its events are still in the outbox).
+    const pruned = await store.pruneFinished(10, 1);
+    expect(pruned).toEqual({ messages: 0, batches: 0, inbound: 0, next: { table: 'messages', at: 1, id: 1 } });
+    expect(await store.pruneFinished(10, 1, pruned.next)).toEqual({ messages: 0, batches: 0, inbound: 0, next: null });
+    expect((await store.getMessage('m1'))?.status).toBe('DELIVERED');
   });
 
   it('an SmppdError thrown in the worker reaches the caller with its code and details; other calls are unharmed', async () => {
