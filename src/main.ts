@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
 /** smppd's entry point: picks the command; each command wires its own object graph. */
 import { runCommand } from './cli/commands.js';
 

@@ -16,12 +16,16 @@ import type { SimulatorCounters } from '../simulator/counters.js';
 import type { BenchCleanup } from './bench-cleanup.js';
 import type { HttpTarget } from './bench-load.js';
 import { exitOf, freePort, processPeakRssMb, sleep } from './bench-proc.js';
+import { DAEMON_NODE_FLAGS } from './node-flags.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainJs = join(root, 'dist/src/main.js');
 
-/** Node options for the daemon process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to explain a result. */
-const DAEMON_NODE_ARGS = (process.env['SMPPD_BENCH_DAEMON_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+/**
+ * Node options of the daemon process: the flags smppd is deployed with, then any from the
+ * environment, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to explain a result (a later flag wins).
+ */
+const DAEMON_NODE_ARGS = [...DAEMON_NODE_FLAGS, ...(process.env['SMPPD_BENCH_DAEMON_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')];
 
 export interface DaemonSetup {
   binds: number;

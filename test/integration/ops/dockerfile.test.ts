@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { commandOf, dockerignore, parseCopy, parseDockerfile, splitFlags, type Instruction, type Stage } from './dockerfile.js';
 import { sqliteStore } from '../../support/config.js';
@@ -225,11 +226,12 @@ describe('Dockerfile', () => {
   it('starts the built entry point by default, with a config that loads, stores on the volume and listens on every interface', async () => {
     const argv = [...commandOf(last(final, 'ENTRYPOINT').args), ...commandOf(last(final, 'CMD').args)];
     const workdir = inImage(final, last(final, 'ENTRYPOINT'), '.');
-    expect(argv.slice(0, 2)).toEqual(['node', posix.join(workdir, pkg.bin.smppd!)]);
-    expect(argv.slice(2, 4)).toEqual(['start', '--config']);
-    expect(argv).toHaveLength(5);
+    const flags = DAEMON_NODE_FLAGS.length;
+    expect(argv.slice(0, 2 + flags)).toEqual(['node', ...DAEMON_NODE_FLAGS, posix.join(workdir, pkg.bin.smppd!)]);
+    expect(argv.slice(2 + flags, 4 + flags)).toEqual(['start', '--config']);
+    expect(argv).toHaveLength(5 + flags);
 
-    const configFile = repoPathOf(argv[4]!);
+    const configFile = repoPathOf(argv[4 + flags]!);
     expect(configFile).toBe('config/smppd.docker.yaml');
     expect(ignored(configFile)).toBe(false);
     const config = await loadConfigFile(join(root, configFile), {});

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DAEMON_NODE_FLAGS } from '../../../src/cli/node-flags.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { isTrue, parseUnitFile, seconds } from './unit-file.js';
 
@@ -77,7 +78,7 @@ describe('systemd/smppd.service', () => {
   });
 
   it('starts `smppd start` from the documented install layout, as an unprivileged user', () => {
-    expect(setting('ExecStart')).toBe(`/usr/bin/node /opt/smppd/${pkg.bin.smppd} start --config /etc/smppd/smppd.yaml`);
+    expect(setting('ExecStart')).toBe(`/usr/bin/node ${DAEMON_NODE_FLAGS.join(' ')} /opt/smppd/${pkg.bin.smppd} start --config /etc/smppd/smppd.yaml`);
     expect(setting('Type')).toBe('exec');
     expect(setting('User')).toMatch(/^[a-z][a-z0-9_-]*$/);
     expect(['root', '0']).not.toContain(setting('User'));
