@@ -3,7 +3,9 @@
  * older than the retention (`Store.pruneFinished` says what that is), so the store does not grow
  * without end. It runs at start and then every `RETENTION_SWEEP_EVERY_MS` after the previous
  * sweep ended. A sweep is a series of short store calls, each looking at `RETENTION_BATCH` rows at
- * most in one commit; the hot path's writes run between them.
+ * most in one commit; the hot path's writes run between them, and after each call the sweep waits
+ * as long as the call took, so a sweep through a large backlog (the first after an upgrade, or
+ * after retention was shortened) takes at most half of the store's time.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
@@ -49,6 +51,8 @@ export interface SweepResult {
 export class RetentionSweep {
   readonly #o: RetentionSweepOptions & { everyMs: number; batch: number };
   #timer: TimerHandle | undefined;
+  /** The wait between two calls of a sweep, and how to end it early (stop). */
+  #pause: { timer: TimerHandle; end: () => void } | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
 
@@ -69,6 +73,8 @@ export class RetentionSweep {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#pause?.timer.cancel();
+    this.#pause?.end();
     await this.#running;
   }
 
@@ -78,10 +84,13 @@ export class RetentionSweep {
     const result: SweepResult = { messages: 0, batches: 0, inbound: 0, cutoff, calls: 0 };
     let after: PruneCursor | null = null;
     do {
+      const startedAt = this.#o.clock.now();
       const counts: PruneCounts = await this.#o.store.pruneFinished(cutoff, this.#o.batch, after);
       result.calls++;
       this.#count(result, counts);
       after = counts.next;
+      const took = this.#o.clock.now() - startedAt;
+      if (after !== null && took > 0 && !this.#stopped) await this.#wait(took);
     } while (after !== null && !this.#stopped);
     if (result.messages + result.batches + result.inbound > 0) {
       this.#o.log.info({
@@ -90,6 +99,16 @@ export class RetentionSweep {
       }, 'deleted finished messages, empty batches and inbound messages older than store.retentionDays');
     }
     return result;
+  }
+
+  #wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const end = (): void => {
+        this.#pause = undefined;
+        resolve();
+      };
+      this.#pause = { timer: this.#o.clock.setTimer(ms, end), end };
+    });
   }
 
   #count(result: SweepResult, counts: PruneCounts): void {

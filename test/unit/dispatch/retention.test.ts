@@ -129,6 +129,31 @@ describe('RetentionSweep', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  it('waits as long as each call took before the next, so a long sweep leaves the store half its time; stop ends the wait', async () => {
+    const clock = new ManualClock();
+    let calls = 0;
+    const store = {
+      pruneFinished(): Promise<PruneCounts> {
+        calls++;
+        clock.advance(30); // the call took 30 ms
+        return Promise.resolve({ messages: 1_000, batches: 0, inbound: 0, next: { table: 'messages', at: 1, id: calls } });
+      },
+    };
+    const sweep = new RetentionSweep({ store, clock, log: recordingLog([]), retentionDays: 30 });
+    sweep.start();
+    await settle();
+    expect(calls).toBe(1);
+    clock.advance(29);
+    await settle();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await settle();
+    expect(calls).toBe(2);
+    await sweep.stop();
+    expect(calls).toBe(2);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it('refuses retentionDays 0: keeping everything means building no sweep', () => {
     expect(() => new RetentionSweep({ store: fakeStore([]), clock: new ManualClock(), log: recordingLog([]), retentionDays: 0 })).toThrow(RangeError);
   });
