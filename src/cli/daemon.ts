@@ -226,8 +226,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       stopping ??= (async () => {
         health.markStopping();
         moTimer?.cancel();
-        // Waits for its store call under way, a few milliseconds at most.
-        await retention?.stop();
+        // No more sweeps; the store call under way (if any) is waited for before the store closes,
+        // not here, so a slow one does not keep HTTP taking requests.
+        const retentionStopped = retention?.stop();
         // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
         await http.close();
         // The queue next: sends under way commit and are acked, held messages go back to the queue.
@@ -238,6 +239,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         // Last: receipts that arrived while the binds drained have their events queued by now.
         await events.stop();
         await amqpEvents?.stop();
+        await retentionStopped;
         storeOpen = false;
         await store.close();
         await metricsServer?.close();

@@ -11,7 +11,7 @@
  * to it holds the batch's gate (`locks.ts`), so what the check sees cannot change before COMMIT.
  * A row is locked only after the lock it waits behind, so the sweep takes part in no deadlock.
  */
-import { afterWindow, beginPrune, type PruneWindow } from '../rules/retention.js';
+import { afterWindow, beginPrune, receiptNoLongerExpected, type PruneWindow } from '../rules/retention.js';
 import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
 import type { Tx } from './db.js';
 import type { LockSpaces } from './locks.js';
@@ -24,6 +24,7 @@ interface WindowRow {
 
 /** A message as the window sees it, and as the check after the lock sees it again; `$1` is the cutoff. */
 const MESSAGE_FINISHED = `m.updated_at < $1
+    AND ${receiptNoLongerExpected('$1')}
     AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.message_id = m.id AND p.state <> 'done')
     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.message_id = m.id AND o.state IN ('pending', 'blocked'))
     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.message_id = m.id AND o.state = 'dead')`;

@@ -10,6 +10,26 @@
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
 
+/**
+ * How long a message SENT without a validity period may still get its receipt: an SMSC keeps
+ * trying for its own default validity, commonly one to three days and rarely over a week.
+ */
+export const RECEIPT_WAIT_WITHOUT_VALIDITY_MS = 7 * 86_400_000;
+
+/**
+ * What keeps a message whose parts are all done from the sweep until its receipt can no longer
+ * come, as an SQL condition on `m` that both stores use (`cutoff` is their parameter). A message
+ * that asked for receipts (registered_delivery bits 0–1) and has no final status yet waits for
+ * them as long as its validity (`expiresAt` was set from `expiryHour` at accept) or, without one,
+ * `RECEIPT_WAIT_WITHOUT_VALIDITY_MS` after it was SENT; then retention's days count from there.
+ * Deleted earlier, its receipt would be parked, pruned after a week, and never reach the client,
+ * or match a later message the SMSC gave the same id.
+ */
+export function receiptNoLongerExpected(cutoff: string): string {
+  return `(m.status NOT IN ('SUBMITTED', 'SENT') OR (m.registered_delivery & 3) = 0
+      OR m.updated_at + COALESCE(m.expires_at - m.created_at, ${RECEIPT_WAIT_WITHOUT_VALIDITY_MS}) < ${cutoff})`;
+}
+
 /** Messages first: the batches they leave empty are deleted in the same sweep. */
 export const PRUNE_TABLES: readonly PruneTable[] = ['messages', 'batches', 'inbound'];
 

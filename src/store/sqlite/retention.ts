@@ -8,7 +8,7 @@
  * row value (`(time, rowid) > (?, ?)`): it would seek by the time alone and pass again every row of
  * the cursor's millisecond (a bulk accept gives thousands of messages one `created_at`).
  */
-import { afterWindow, beginPrune, type PruneWindow } from '../rules/retention.js';
+import { afterWindow, beginPrune, receiptNoLongerExpected, type PruneWindow } from '../rules/retention.js';
 import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
 import type { Sql } from './sql.js';
 
@@ -27,10 +27,12 @@ interface TableWalk {
 }
 
 /**
- * A message is finished when it has not changed since the cutoff, all its parts are done, and it
- * has no event in the outbox: waiting (pending, blocked) or dead (kept, listable, re-sendable).
+ * A message is finished when it has not changed since the cutoff, no receipt can still come for it
+ * (`receiptNoLongerExpected`), all its parts are done, and it has no event in the outbox: waiting
+ * (pending, blocked) or dead (kept, listable, re-sendable).
  */
 const MESSAGE_FINISHED = `m.updated_at < @before
+    AND ${receiptNoLongerExpected('@before')}
     AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.message_id = m.id AND p.state != 'done')
     AND NOT EXISTS (SELECT 1 FROM outbox o INDEXED BY outbox_live WHERE o.message_id = m.id AND o.state IN ('pending', 'blocked'))
     AND NOT EXISTS (SELECT 1 FROM outbox o INDEXED BY outbox_message_dead WHERE o.message_id = m.id AND o.state = 'dead')`;

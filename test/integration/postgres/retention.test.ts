@@ -31,7 +31,7 @@ describePg('PostgresStore retention sweep', () => {
 
   it('two instances sweeping at once, while receipts change the same messages, neither fail nor deadlock; each message is deleted once or kept', async () => {
     const names = ids(1_200);
-    await t.a.accept({ messages: names.map((id) => newMessage(id, { events: false })), now: 1_000 });
+    await t.a.accept({ messages: names.map((id) => newMessage(id, { events: false, registeredDelivery: 0 })), now: 1_000 });
     await Promise.all((await t.a.claim('up1', 1_000, 2_000)).map((m) =>
       t.a.recordSubmit(m.id, [{ part: 1, kind: 'accepted', smscId: m.id, matchKey: m.id, bind: 'b1', attempts: 1 }], 2_000)));
     // Receipts dated after the cutoff for every third message, on both instances, during the sweeps:

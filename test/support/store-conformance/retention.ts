@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PartResult, PruneCounts, PruneCursor, ReceiptRecord } from '../../../src/store/store.js';
+import { RECEIPT_WAIT_WITHOUT_VALIDITY_MS } from '../../../src/store/rules/retention.js';
 import { newMessage } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';
 
@@ -74,6 +75,31 @@ export function describeRetention(factory: StoreFactory): void {
       expect(await sweep(CUTOFF)).toEqual({ messages: 0, batches: 0, inbound: 0, calls: 1 });
     });
 
+    it('keeps a SENT message while its receipt may come (its validity, or a week without one), then for the retention; one that asked for none goes', async () => {
+      const WEEK = RECEIPT_WAIT_WITHOUT_VALIDITY_MS;
+      await t.store.accept({
+        messages: [
+          newMessage('no-validity', { events: false }),
+          newMessage('one-hour', { events: false, expiresAt: 1_000 + 3_600_000 }),
+          newMessage('no-receipt', { events: false, registeredDelivery: 0 }),
+        ],
+        now: 1_000,
+      });
+      await t.store.claim('up1', 1_000, 100);
+      for (const id of ['no-validity', 'one-hour', 'no-receipt']) await t.store.recordSubmit(id, [accepted(1, `${id}-1`)], 2_000);
+
+      expect(await sweep(CUTOFF)).toMatchObject({ messages: 1 });
+      expect(await messageIds()).toEqual(['no-validity', 'one-hour']);
+      // Sent at 2,000 with a validity of one hour: waited for until 3,602,000, then retention counts.
+      expect(await sweep(2_000 + 3_600_000)).toMatchObject({ messages: 0 });
+      expect(await sweep(2_000 + 3_600_000 + 1)).toMatchObject({ messages: 1 });
+      expect(await messageIds()).toEqual(['no-validity']);
+      // A late receipt still finds the message it belongs to, not the parking.
+      expect(await t.store.applyReceipt(delivered('no-validity-1', 2_000 + WEEK - 1))).toMatchObject({ kind: 'matched', messageId: 'no-validity' });
+      expect(await sweep(2_000 + WEEK)).toMatchObject({ messages: 1 });
+      expect(await messageIds()).toEqual([]);
+    });
+
     it('keeps a message with an event in the outbox, pending or dead; once its events are delivered it goes', async () => {
       await finished(['pending'], { events: true });
       await finished(['dead'], { events: true, client: 'globex' });
@@ -107,7 +133,7 @@ export function describeRetention(factory: StoreFactory): void {
     });
 
     it('keeps a message created before the cutoff but changed after it (a schedule sent late is still pollable)', async () => {
-      await t.store.accept({ messages: [newMessage('late', { events: false })], now: 1_000 });
+      await t.store.accept({ messages: [newMessage('late', { events: false, registeredDelivery: 0 })], now: 1_000 });
       await t.store.claim('up1', 1_000, 10);
       await t.store.recordSubmit('late', [accepted(1, 'late-1')], 50_000);
       expect(await sweep(CUTOFF)).toMatchObject({ messages: 0 });
@@ -118,7 +144,7 @@ export function describeRetention(factory: StoreFactory): void {
 
     it('looks at `limit` messages per call at most; the next call goes on after them, past the ones it keeps', async () => {
       // One accept: six messages with the same created_at (a bulk chunk), the first two kept.
-      await t.store.accept({ messages: ['k1', 'k2', 'f1', 'f2', 'f3', 'f4'].map((id) => newMessage(id, { events: false })), now: 1_000 });
+      await t.store.accept({ messages: ['k1', 'k2', 'f1', 'f2', 'f3', 'f4'].map((id) => newMessage(id, { events: false, registeredDelivery: 0 })), now: 1_000 });
       await t.store.claim('up1', 1_000, 100);
       for (const id of ['f1', 'f2', 'f3', 'f4']) await t.store.recordSubmit(id, [accepted(1, `${id}-1`)], 2_000);
 

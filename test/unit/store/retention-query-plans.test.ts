@@ -60,7 +60,7 @@ describe('SqliteStore retention sweep: query plans and bounded calls', () => {
     const store = await folder.open();
     // 2,500 old messages still queued (kept), then 10 finished ones.
     await store.accept({ messages: Array.from({ length: 2_500 }, (_, i) => newMessage(`q${i}`, { events: false })), now: 1 });
-    await store.accept({ messages: Array.from({ length: 10 }, (_, i) => newMessage(`f${i}`, { events: false, upstream: 'up2' })), now: 2 });
+    await store.accept({ messages: Array.from({ length: 10 }, (_, i) => newMessage(`f${i}`, { events: false, upstream: 'up2', registeredDelivery: 0 })), now: 2 });
     await store.claim('up2', 2, 100);
     for (let i = 0; i < 10; i++) {
       await store.recordSubmit(`f${i}`, [{ part: 1, kind: 'accepted', smscId: `F${i}`, matchKey: `f${i}`, bind: 'b1', attempts: 1 }], 3);
