@@ -330,8 +330,10 @@ export interface Store {
   /**
    * Retention (`store.retentionDays`): deletes, in one commit, what is older than `before` and
    * finished with —
-   * - messages created and last changed before `before`, every part done, no event left in the
-   *   outbox (pending, blocked or dead: a dead event keeps its message), with their parts and receipts;
+   * - messages created and last changed before `before`, every part done, no receipt still to come
+   *   (a SENT message that asked for one waits for it through its validity, or a week without one:
+   *   `rules/retention.ts` receiptNoLongerExpected), no event left in the outbox (pending, blocked or
+   *   dead: a dead event keeps its message), with their parts and receipts;
    * - batches created before `before` with no message left and no schedule still scheduled, with their schedules;
    * - inbound messages received before `before` with no event left in the outbox.
    * It walks messages, then batches, then inbound messages in time order from `after` (null or

@@ -200,7 +200,9 @@ CREATE INDEX outbox_leased ON outbox (leased_by) WHERE lease_until IS NOT NULL;
     // As the SQLite store's version 4: the retention sweep (`retention.ts`) walks messages,
     // batches and inbound messages by (time, id), and an inbound message is kept while its event
     // names it. The column is added without a default (no rewrite); the indexes are built under
-    // the migration lock, so instances wait for the build at their first start with this version.
+    // the migration lock and in its transaction, so instances starting with this version wait for
+    // the build, and the writes of instances still running the old one wait for its commit
+    // (README, Operations: stop them all to upgrade).
     sql: `
 CREATE INDEX messages_created ON messages (created_at, seq);
 CREATE INDEX batches_created ON batches (created_at, id);
