@@ -1,5 +1,5 @@
 /** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
-import { groupClaimed, readyAt, type QueuedPartRow } from '../rows.js';
+import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
 import type { Sql } from './sql.js';
 
@@ -22,7 +22,9 @@ export const CLAIM_SQL = {
    * addressing, in claim order: one statement for the whole claim, not one per message.
    */
   queuedParts: `SELECT p.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton,
-      m.dest_npi, m.validity_period
+      m.dest_npi, m.validity_period, m.client, m.status AS message_status, m.reason AS message_reason, m.processed,
+      m.events, m.updated_at AS message_updated_at,
+      (SELECT COUNT(*) FROM parts a WHERE a.message_id = p.message_id) AS part_count
     FROM json_each(?) c
       JOIN parts p ON p.message_id = c.value AND +p.state = 'queued'
       JOIN messages m ON m.id = p.message_id
@@ -48,7 +50,44 @@ export function claim(sql: Sql, upstream: string, now: number, limit: number): C
   const ids = sql.all<{ message_id: string }>(CLAIM_SQL.claimable, upstream, now, now, Math.floor(limit));
   if (ids.length === 0) return [];
   const list = JSON.stringify(ids.map((r) => r.message_id));
-  const claimed = groupClaimed(sql.all<QueuedPartRow>(CLAIM_SQL.queuedParts, list));
+  const rows = sql.all<ClaimRow>(CLAIM_SQL.queuedParts, list);
   sql.run(CLAIM_SQL.markInflight, now, list);
-  return claimed;
+  cacheClaimed(sql, rows, now);
+  return groupClaimed(rows);
+}
+
+/** A queued part as the claim reads it: with its message's status columns, and how many parts the message has. */
+type ClaimRow = QueuedPartRow & Pick<MessageRow, 'client' | 'processed' | 'events'> & {
+  message_status: MessageRow['status'];
+  message_reason: string | null;
+  message_updated_at: number;
+  part_count: number;
+};
+
+/**
+ * Keeps the claimed messages' status rows (`sql.statuses`) as the claim left them, for their
+ * submit outcomes and receipts: those whose parts are all in the claim (a message with parts
+ * done already is read when its outcome comes).
+ */
+function cacheClaimed(sql: Sql, rows: readonly ClaimRow[], now: number): void {
+  for (let i = 0; i < rows.length;) {
+    const first = rows[i]!;
+    let end = i + 1;
+    while (end < rows.length && rows[end]!.message_id === first.message_id) end++;
+    if (end - i === first.part_count) {
+      const message: MessageStatusRow = {
+        id: first.message_id, client: first.client, upstream: first.upstream, batch_id: first.batch_id, destination: first.destination,
+        status: first.message_status, reason: first.message_reason, processed: first.processed, events: first.events,
+        updated_at: first.message_updated_at,
+      };
+      const parts = rows.slice(i, end).map((p): PartStatusRow => ({
+        message_id: p.message_id, part: p.part, upstream: p.upstream, batch_id: p.batch_id, state: 'inflight', status: p.status,
+        smsc_id: p.smsc_id, match_key: p.match_key, bind: p.bind, attempts: p.attempts, reason: p.reason, updated_at: now,
+      }));
+      sql.statuses.put({ message, parts });
+    } else {
+      sql.statuses.forget(first.message_id);
+    }
+    i = end;
+  }
 }

@@ -32,6 +32,11 @@ export interface GroupCommitOptions {
   windowMs: number;
   /** Queued writes that commit at once without waiting for the window. Default 1000; at least 1. */
   maxBatch: number;
+  /**
+   * Called whenever writes were rolled back (a whole transaction, or one operation's savepoint),
+   * before anything else runs: memory that followed those writes must forget them.
+   */
+  onRollback?: () => void;
 }
 
 export interface GroupCommitStats {
@@ -63,6 +68,7 @@ export class GroupCommit {
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #maxBatch: number;
+  readonly #onRollback: () => void;
   /** Runs one operation inside the open transaction: better-sqlite3 makes a nested transaction a savepoint. */
   readonly #savepoint: (op: WriteOp<unknown>) => unknown;
   readonly #batch: Database.Transaction<(ops: Pending[]) => Outcome[]>;
@@ -82,6 +88,7 @@ export class GroupCommit {
     this.#clock = options.clock;
     this.#windowMs = Math.max(0, options.windowMs);
     this.#maxBatch = Math.max(1, Math.floor(options.maxBatch));
+    this.#onRollback = options.onRollback ?? (() => {});
     this.#savepoint = db.transaction((op: WriteOp<unknown>) => op());
     this.#batch = db.transaction((ops: Pending[]) => ops.map((p) => this.#runOne(p)));
     this.#batchWithoutSavepoints = db.transaction((ops: Pending[]) => ops.map((p): Outcome => {
@@ -140,11 +147,13 @@ export class GroupCommit {
       } catch (e) {
         if (!(e instanceof OperationFailed)) throw e;
         // Rolled back: run it again, each operation in its own savepoint.
+        this.#onRollback();
         this.#reruns++;
         outcomes = this.#batch.immediate(ops);
       }
     } catch (e) {
       // The transaction did not commit: no operation of it happened.
+      this.#onRollback();
       const error = asStoreError(e, 'the store could not commit');
       for (const p of ops) p.reject(error);
       return;
@@ -167,6 +176,7 @@ export class GroupCommit {
     try {
       return { ok: true, value: this.#savepoint(p.op) };
     } catch (e) {
+      this.#onRollback();
       // Some SQLite errors (SQLITE_FULL, SQLITE_IOERR) end the whole transaction: then nothing
       // of the batch can commit, and every caller must hear so.
       if (!this.#db.inTransaction) throw e;

@@ -3,6 +3,7 @@
  * decide over the message and its parts in memory; the functions here load them and write back
  * what changed, with the message's outbox event and its batch's count.
  */
+import { isFinal } from '../../sms/status.js';
 import { failPart, settleMessage as settleRules, type StatusCause } from '../rules/part-status.js';
 import type { MessageRow, MessageState, MessageStatusRow, PartRow, PartStatusRow } from '../rows.js';
 import { writeStatusEvent } from './outbox.js';
@@ -29,11 +30,19 @@ export function loadMessage(sql: Sql, messageId: string): MessageRow | undefined
   return sql.get<MessageRow>(LOAD_MESSAGE_SQL, messageId);
 }
 
-/** A message and its parts (status columns only), as settling it needs them; undefined when the message is unknown. */
+/**
+ * A message and its parts (status columns only), as settling it needs them; undefined when the
+ * message is unknown. The objects are the cached ones (`sql.statuses`): a caller that changes a
+ * status row writes the change onto them too, or forgets the message.
+ */
 export function loadMessageState(sql: Sql, messageId: string): MessageState | undefined {
+  const cached = sql.statuses.get(messageId);
+  if (cached) return cached;
   const message = sql.get<MessageStatusRow>(MESSAGE_STATUS_SQL, messageId);
   if (!message) return undefined;
-  return { message, parts: sql.all<PartStatusRow>(MESSAGE_PARTS_SQL, messageId) };
+  const state = { message, parts: sql.all<PartStatusRow>(MESSAGE_PARTS_SQL, messageId) };
+  sql.statuses.put(state);
+  return state;
 }
 
 /**
@@ -56,6 +65,8 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   sql.run(UPDATE_MESSAGE_SQL, message.status, message.reason, message.processed, message.updated_at, message.id);
   if (settled.countIn !== null) sql.run(COUNT_PROCESSED_SQL, settled.at, settled.countIn);
   if (settled.event) writeStatusEvent(sql, message, settled.event, settled.at);
+  // A final message changes again only by a late receipt (READ after DELIVERED), which reads it.
+  if (isFinal(message.status)) sql.statuses.forget(message.id);
   return settled.changed;
 }
 
@@ -68,6 +79,8 @@ const FAIL_PART_SQL = "UPDATE parts SET state = 'done', status = ?, reason = ?, 
 export function failParts(sql: Sql, parts: readonly PartStatusRow[], reason: string, now: number): number {
   const firstByMessage = new Map<string, number>();
   for (const part of parts) {
+    // These rows were read apart from the message's cached ones, which would go stale.
+    sql.statuses.forget(part.message_id);
     failPart(part, reason, now);
     sql.run(FAIL_PART_SQL, part.status, part.reason, now, part.message_id, part.part);
     if (!firstByMessage.has(part.message_id)) firstByMessage.set(part.message_id, part.part);

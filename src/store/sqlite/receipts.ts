@@ -4,36 +4,45 @@
  * submit_sm_resp that gives their part its key has been recorded (DESIGN.md: "A receipt can
  * arrive before the submit_sm_resp"). What a receipt does to its part: `../rules/receipts.ts`.
  */
-import type { PartStatusRow } from '../rows.js';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { MessageState, PartStatusRow } from '../rows.js';
 import {
   mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
 } from '../rules/receipts.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
-import { PART_STATUS_SELECT, settleMessage } from './part-status.js';
+import { loadMessageState, settleLoaded } from './part-status.js';
 import type { Sql } from './sql.js';
 
 /** The part with this key on this upstream (any bind); the latest message's when an SMSC has reused an id. */
-export const FIND_PART_SQL = `${PART_STATUS_SELECT} WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1`;
+export const FIND_PART_SQL = 'SELECT message_id, part FROM parts WHERE upstream = ? AND match_key = ? ORDER BY message_seq DESC, part DESC LIMIT 1';
 
-function findPart(sql: Sql, upstream: string, key: string): PartStatusRow | undefined {
-  return sql.get<PartStatusRow>(FIND_PART_SQL, upstream, key);
+function findPart(sql: Sql, upstream: string, key: string): { message_id: string; part: number } | undefined {
+  return sql.get(FIND_PART_SQL, upstream, key);
 }
 
 export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
   for (const key of receipt.keys) {
-    const part = findPart(sql, receipt.upstream, key);
-    if (!part) continue;
-    const changed = applyToPart(sql, part, key, receipt, receiptChangedAt(receipt.receivedAt, part));
+    const found = findPart(sql, receipt.upstream, key);
+    if (!found) continue;
+    const { state, part } = partState(sql, found.message_id, found.part);
+    const changed = applyToPart(sql, state, part, key, receipt, receiptChangedAt(receipt.receivedAt, part));
     return { kind: 'matched', messageId: part.message_id, part: part.part, key, changed };
   }
   park(sql, receipt);
   return { kind: 'parked' };
 }
 
-const PARKED_SQL = `SELECT DISTINCT r.id, r.upstream, r.status, r.reason, r.raw, r.received_at
+/** The message of a part just read, and that part among its (cached) parts. */
+function partState(sql: Sql, messageId: string, partNo: number): { state: MessageState; part: PartStatusRow } {
+  const state = loadMessageState(sql, messageId);
+  const part = state?.parts.find((p) => p.part === partNo);
+  if (!state || !part) throw new SmppdError(ErrorCode.INTERNAL, `receipt: message ${messageId} part ${partNo} vanished`, { messageId, part: partNo });
+  return { state, part };
+}
+
+const PARKED_SQL = `SELECT DISTINCT r.id, r.upstream, r.keys, r.status, r.reason, r.raw, r.received_at
   FROM parked_receipt_keys k JOIN parked_receipts r ON r.id = k.parked_id
   WHERE k.upstream = ? AND k.key = ? ORDER BY r.received_at, r.id`;
-const RELOAD_PART_SQL = `${PART_STATUS_SELECT} WHERE message_id = ? AND part = ?`;
 const UPDATE_PART_STATUS_SQL = 'UPDATE parts SET status = ?, reason = ?, updated_at = ? WHERE message_id = ? AND part = ?';
 const INSERT_RECEIPT_SQL = `INSERT INTO receipts (message_id, part, upstream, key, status, reason, changed, ignored, raw, received_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -42,27 +51,31 @@ const INSERT_RECEIPT_SQL = `INSERT INTO receipts (message_id, part, upstream, ke
  * After a part got its match key: applies the receipts parked under it, oldest first, and takes
  * them out of the parking. Returns how many.
  */
-export function applyParked(sql: Sql, upstream: string, matchKey: string, messageId: string, part: number, now: number): number {
-  const parked = sql.all<ParkedRow>(PARKED_SQL, upstream, matchKey);
+export function applyParked(sql: Sql, upstream: string, matchKey: string, messageId: string, partNo: number, now: number): number {
+  if (!sql.parked.mayHave(sql, upstream, matchKey)) return 0;
+  const parked = sql.all<ParkedRow & { keys: string }>(PARKED_SQL, upstream, matchKey);
   for (const r of parked) {
-    // Reloaded each time: the previous receipt may have moved the part.
-    const row = sql.get<PartStatusRow>(RELOAD_PART_SQL, messageId, part);
-    if (!row) break;
-    applyToPart(sql, row, matchKey, unparked(r), unparkedChangedAt(r, now));
+    // Looked up each time: the previous receipt may have settled the message (and a final one leaves the cache).
+    const { state, part } = partState(sql, messageId, partNo);
+    applyToPart(sql, state, part, matchKey, unparked(r), unparkedChangedAt(r, now));
     sql.run('DELETE FROM parked_receipts WHERE id = ?', r.id);
+    sql.parked.unparked(r.upstream, JSON.parse(r.keys) as string[]);
   }
   return parked.length;
 }
 
-/** Stores the receipt with its part and merges its status; returns whether the part's status moved. */
-function applyToPart(sql: Sql, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
+/**
+ * Stores the receipt with its part and merges its status into `part` (one of `state.parts`) and
+ * its message; returns whether the part's status moved.
+ */
+function applyToPart(sql: Sql, state: MessageState, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
   const row = mergeReceipt(part, key, receipt, changedAt);
   if (row.changed === 1) sql.run(UPDATE_PART_STATUS_SQL, part.status, part.reason, part.updated_at, part.message_id, part.part);
   sql.run(
     INSERT_RECEIPT_SQL,
     row.message_id, row.part, row.upstream, row.key, row.status, row.reason, row.changed, row.ignored, row.raw, row.received_at,
   );
-  if (row.changed === 1) settleMessage(sql, part.message_id, { part: part.part, receipt: receipt.raw }, changedAt);
+  if (row.changed === 1) settleLoaded(sql, state, { part: part.part, receipt: receipt.raw }, changedAt);
   return row.changed === 1;
 }
 
@@ -75,9 +88,12 @@ function park(sql: Sql, receipt: ReceiptRecord): void {
   for (const key of keys) {
     sql.run('INSERT INTO parked_receipt_keys (parked_id, upstream, key) VALUES (?, ?, ?)', inserted.lastInsertRowid, receipt.upstream, key);
   }
+  sql.parked.parked(receipt.upstream, keys);
 }
 
 /** Deletes receipts parked before `before` (their keys go with them: ON DELETE CASCADE). */
 export function pruneParked(sql: Sql, before: number): number {
-  return Number(sql.run('DELETE FROM parked_receipts WHERE received_at < ?', before).changes);
+  const deleted = Number(sql.run('DELETE FROM parked_receipts WHERE received_at < ?', before).changes);
+  if (deleted > 0) sql.parked.invalidate();
+  return deleted;
 }

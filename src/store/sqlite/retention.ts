@@ -89,6 +89,8 @@ function pruneWindow(sql: Sql, cursor: PruneCursor, before: number, limit: numbe
   if (finished.length > 0) {
     const ids = JSON.stringify(finished);
     for (const statement of walk.deletes) sql.run(statement, ids);
+    // Deleted messages must not be found in memory (rare, and cheaper than forgetting them by id).
+    if (cursor.table === 'messages') sql.statuses.clear();
   }
   return { looked: rows.length, last: rows.at(-1), deleted: finished.length };
 }

@@ -1,16 +1,32 @@
 /**
- * Prepared statements by their text, prepared once per connection: the hot path runs the same
- * few statements thousands of times a second, and parsing them each time would cost more than
- * running them.
+ * The store's connection as its functions use it: prepared statements by their text, prepared
+ * once (the hot path runs the same few statements thousands of times a second, and parsing them
+ * each time would cost more than running them), and what the connection keeps in memory of the
+ * rows it writes (`statuses`, `parked`): one process uses the file, so memory stays in step.
  */
 import type Database from 'better-sqlite3';
+import { ParkedKeys } from './parked-keys.js';
+import { StatusCache } from './status-cache.js';
+
+export interface SqlMemory {
+  /** Messages kept in `statuses`; 0 keeps none. Default `DEFAULT_STATUS_CACHE_SIZE`. */
+  statusCacheSize?: number;
+  /** Parked keys counted in `parked`; 0 counts none. Default `DEFAULT_PARKED_KEYS_LIMIT`. */
+  parkedKeysLimit?: number;
+}
 
 export class Sql {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  /** The status rows of messages in flight. */
+  readonly statuses: StatusCache;
+  /** Which keys have parked receipts. */
+  readonly parked: ParkedKeys;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, memory: SqlMemory = {}) {
     this.#db = db;
+    this.statuses = new StatusCache(memory.statusCacheSize);
+    this.parked = new ParkedKeys(memory.parkedKeysLimit);
   }
 
   get<T>(source: string, ...params: unknown[]): T | undefined {
@@ -23,6 +39,12 @@ export class Sql {
 
   run(source: string, ...params: unknown[]): Database.RunResult {
     return this.#prepare(source).run(...params);
+  }
+
+  /** A transaction rolled back: what memory holds of the rows may be what it undid. */
+  rolledBack(): void {
+    this.statuses.clear();
+    this.parked.invalidate();
   }
 
   #prepare(source: string): Database.Statement {

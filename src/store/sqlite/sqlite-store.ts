@@ -26,7 +26,7 @@ import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';
 import { applyReceipt, pruneParked } from './receipts.js';
 import { pruneFinished } from './retention.js';
-import { Sql } from './sql.js';
+import { Sql, type SqlMemory } from './sql.js';
 import { expire, recordSubmit, recoverInflight } from './submit.js';
 
 export interface SqliteStoreOptions {
@@ -44,6 +44,8 @@ export interface SqliteStoreOptions {
   maxBatch?: number;
   /** Milliseconds to wait for a lock held by another connection (an operator's sqlite3 shell). Default 5000. */
   busyTimeoutMs?: number;
+  /** What the connection keeps in memory of its rows (`sql.ts`); the defaults suit the daemon, tests turn it off to compare. */
+  memory?: SqlMemory;
   /** Drives the group-commit timer; the store reads no time from it except for the migrations' applied_at. */
   clock: Clock;
 }
@@ -54,9 +56,9 @@ export class SqliteStore implements Store {
   readonly #writes: GroupCommit;
   #closed = false;
 
-  private constructor(db: Database.Database, writes: GroupCommit) {
+  private constructor(db: Database.Database, sql: Sql, writes: GroupCommit) {
     this.#db = db;
-    this.#sql = new Sql(db);
+    this.#sql = sql;
     this.#writes = writes;
   }
 
@@ -77,12 +79,14 @@ export class SqliteStore implements Store {
       db.close();
       throw asStoreError(e, `cannot set up the store at ${options.path}`);
     }
+    const sql = new Sql(db, options.memory);
     const writes = new GroupCommit(db, {
       clock: options.clock,
       windowMs: options.commitWindowMs ?? 2,
       maxBatch: options.maxBatch ?? 1000,
+      onRollback: () => sql.rolledBack(),
     });
-    return new SqliteStore(db, writes);
+    return new SqliteStore(db, sql, writes);
   }
 
   /** Commits so far, and the queue: for metrics, and for tests that check writes are grouped. */

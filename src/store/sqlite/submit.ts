@@ -17,15 +17,17 @@ import type { Sql } from './sql.js';
  * outcome (a repeated result changes nothing); an unknown message or part is a caller's bug.
  */
 export function recordSubmit(sql: Sql, messageId: string, results: readonly PartResult[], now: number): void {
-  // The message and its parts are read once and kept up to date in memory; read again only
-  // after a step that changed them behind this function's back (parked receipts, a requeue).
-  let state = submittedMessage(loadMessageState(sql, messageId), messageId);
+  // The message and its parts are read once (or found cached) and kept up to date in memory;
+  // looked up again, when another result needs them, after a step that may have replaced them
+  // (parked receipts, a requeue).
+  let state: MessageState | undefined = submittedMessage(loadMessageState(sql, messageId), messageId);
   for (const result of results) {
+    state ??= reload(sql, messageId);
     const part = resultPart(state.parts, messageId, result);
     if (!part) continue;
     if (result.kind === 'requeue') {
       requeuePart(sql, part, result.notBefore, now);
-      state = reload(sql, messageId);
+      state = undefined;
       continue;
     }
     endPart(part, result, now);
@@ -36,7 +38,7 @@ export function recordSubmit(sql: Sql, messageId: string, results: readonly Part
     }
     settleLoaded(sql, state, { part: part.part, receipt: null }, now);
     if (result.kind === 'accepted' && applyParked(sql, state.message.upstream, result.matchKey, messageId, part.part, now) > 0) {
-      state = reload(sql, messageId);
+      state = undefined;
     }
   }
 }
@@ -58,6 +60,7 @@ const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT 
  * or schedule has ended meanwhile (`requeueRefusal`).
  */
 function requeuePart(sql: Sql, part: PartStatusRow, notBefore: number | null, now: number): void {
+  sql.statuses.forget(part.message_id);
   const gate = part.batch_id === null ? undefined : sql.get<BatchGate>(GATE_SQL, part.batch_id);
   const refused = requeueRefusal(gate);
   if (refused !== null) {
