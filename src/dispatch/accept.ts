@@ -9,7 +9,7 @@ import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
 import type { Store, NewMessage, StoredPartBody } from '../store/store.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
-import { MessageComposer, type ComposeSettings } from './compose.js';
+import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
 
 /** What every send names, single or bulk (the provider's sendSms / bulkRequest fields). */
 export interface SendCommon {
@@ -114,23 +114,38 @@ export class Acceptor {
   /**
    * A bulk job: the text is composed once and checked before any number is stored; numbers are
    * then added in chunks (`add`), each committed before `add` resolves. The batch exists from
-   * the first chunk on; the caller answers after `finish`.
+   * the first chunk on; the caller answers after `finish`. A text of one part is the same bytes
+   * for every number and is not composed again; a longer one is, for its own concatenation
+   * reference (two long messages to one number must not share one).
    */
   async startBulk(common: SendCommon): Promise<BulkWriter> {
     await this.checkCapacity();
-    const probe = this.#message(common, '0');
-    return new BulkWriter(this.#store, this.#clock, (destination) => this.#message(common, destination), this.#batch(common, 'bulk', probe), common, this.#onAccepted);
+    const probe = this.#compose(common);
+    const make = probe.parts.length === 1
+      ? (destination: string) => this.#messageOf(common, destination, probe)
+      : (destination: string) => this.#message(common, destination);
+    return new BulkWriter(this.#store, this.#clock, make, this.#batch(common, 'bulk', this.#messageOf(common, '0', probe)), common, this.#onAccepted);
   }
 
   #message(req: SendCommon, destination: string): NewMessage {
+    return this.#messageOf(req, destination, this.#compose(req));
+  }
+
+  /** The parts of `req`'s text for its upstream; throws VALIDATION and the compose errors. */
+  #compose(req: SendCommon): ComposedMessage {
     const hours = req.expiryHour;
     if (hours !== undefined && (!Number.isInteger(hours) || hours < 1 || hours > MAX_VALIDITY_HOURS)) {
       throw new SmppdError(ErrorCode.VALIDATION, `expiryHour must be a whole number from 1 to ${MAX_VALIDITY_HOURS}`);
     }
-    const composed = this.#composer.compose({
-      source: req.senderId, destination, text: req.message, messageType: req.messageType,
+    // The destination is not part of what is composed: the message carries its own.
+    return this.#composer.compose({
+      source: req.senderId, destination: '', text: req.message, messageType: req.messageType,
       ...(hours !== undefined ? { validityHours: hours } : {}),
     });
+  }
+
+  #messageOf(req: SendCommon, destination: string, composed: ComposedMessage): NewMessage {
+    const hours = req.expiryHour;
     const first = composed.parts[0]!;
     const now = this.#clock.wallNow();
     return {

@@ -13,7 +13,8 @@
  *
  * Within a batch, writes marked `first` run before the others. The callers of one batch are all
  * still waiting, so any order is a valid one; submit outcomes go first so that a receipt that
- * arrived in the same few milliseconds finds the SMSC id its part just got instead of being parked.
+ * arrived in the same few milliseconds finds the SMSC id its part just got instead of being parked,
+ * and claims so that the binds are not kept waiting behind a bulk upload's accepts.
  */
 import type Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../core/clock.js';
@@ -23,7 +24,7 @@ import { asStoreError } from '../store-error.js';
 /** A write: runs synchronously inside the shared transaction; may run twice (see above). */
 export type WriteOp<T> = () => T;
 
-/** `first`: runs before the batch's other writes (submit outcomes). Default `arrival`. */
+/** `first`: runs before the batch's other writes (submit outcomes, claims). Default `arrival`. */
 export type WriteOrder = 'first' | 'arrival';
 
 export interface GroupCommitOptions {

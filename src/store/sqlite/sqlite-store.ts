@@ -110,7 +110,9 @@ export class SqliteStore implements Store {
   }
 
   claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
-    return this.#writes.run(() => claim(this.#sql, upstream, now, limit));
+    // First in its batch: the binds wait for it, and the rest of the batch (a bulk upload's
+    // chunk of accepts, a thousand receipts) may take a while.
+    return this.#writes.run(() => claim(this.#sql, upstream, now, limit), 'first');
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
