@@ -13,7 +13,7 @@ import type { ComposeSettings } from '../../src/dispatch/compose.js';
 import { buildHttpServer, type HttpClient } from '../../src/ingress/http/server.js';
 import { identify } from '../../src/sms/identify.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { AcceptRequest, Store } from '../../src/store/store.js';
+import type { AcceptRequest, NewMessage, Store } from '../../src/store/store.js';
 
 /**
  * The store the HTTP tests run on: the real SQLite store, on a file in a fresh temporary folder.
@@ -71,11 +71,13 @@ export async function httpHarness(o: HarnessOptions = {}) {
   const { store, cleanup } = await openTestStore();
   // Every chunk the store commits, in order; `onAccept` listeners run after each commit.
   const acceptSizes: number[] = [];
+  const acceptedMessages: NewMessage[] = [];
   const onAccept: Array<() => void> = [];
   const accept = store.accept.bind(store);
   store.accept = async (r: AcceptRequest) => {
     const accepted = await accept(r);
     acceptSizes.push(r.messages.length);
+    acceptedMessages.push(...r.messages);
     for (const listener of onAccept) listener();
     return accepted;
   };
@@ -91,11 +93,11 @@ export async function httpHarness(o: HarnessOptions = {}) {
     health: { readiness: () => health.current },
     metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
     onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
-    limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, bulkChunkSize: o.bulkChunkSize ?? 5000 },
+    limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}) },
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, onAccept, wakes, health, requests,
+    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();

@@ -72,11 +72,26 @@ describe('POST /sms/sendbulk accepts', () => {
     });
   });
 
-  it('commits the numbers in chunks (5000 by default)', async () => {
-    const file = Array.from({ length: 12_345 }, (_, i) => String(447_700_000_000 + i)).join('\n');
+  it('commits the numbers in chunks (1000 by default)', async () => {
+    const file = Array.from({ length: 2_345 }, (_, i) => String(447_700_000_000 + i)).join('\n');
     const res = await upload(bulkForm(request, file));
-    expect(res.json().bulkListInfo.validCount).toBe(12_345);
-    expect(h.acceptSizes).toEqual([5000, 5000, 2345]);
+    expect(res.json().bulkListInfo.validCount).toBe(2_345);
+    expect(h.acceptSizes).toEqual([1000, 1000, 345]);
+  });
+
+  it('a long text gets its own concatenation reference for every number; a short one is the same bytes for all', async () => {
+    const long = await upload(bulkForm({ ...request, message: 'x'.repeat(200) }, '447700900001\n447700900002\n447700900003\n'));
+    expect(long.statusCode, long.body).toBe(200);
+    const short = await upload(bulkForm(request, '447700900004\n447700900005\n'));
+    expect(short.statusCode, short.body).toBe(200);
+    const stored = h.acceptedMessages;
+    const references = stored.filter((m) => m.parts.length === 2).map((m) => m.parts[0]!.sar?.refNum ?? m.parts[0]!.shortMessage.subarray(0, 6).toString('hex'));
+    expect(references).toHaveLength(3);
+    expect(new Set(references).size).toBe(3);
+    const shortBodies = stored.filter((m) => m.parts.length === 1).map((m) => m.parts[0]!.shortMessage.toString('latin1'));
+    expect(shortBodies).toHaveLength(2);
+    expect(new Set(shortBodies).size).toBe(1);
+    expect(stored.filter((m) => m.parts.length === 1).map((m) => m.destination)).toEqual(['447700900004', '447700900005']);
   });
 
   it('the file may come before bulkRequest', async () => {
