@@ -37,7 +37,8 @@ export const DAEMON_CASES: DaemonCase[] = [
   { name: 'daemon: HTTP ingest, single sendSms', kind: 'ingest', binds: 10, ratePerBind: 1000, seconds: 10, concurrency: 64 },
   { name: 'daemon: sendbulk, 100,000 numbers', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 100_000 },
   { name: 'daemon: end to end, 10 binds × 1,000/s', kind: 'e2e', binds: 10, ratePerBind: 1000, seconds: 10, concurrency: 256, offeredRate: 10_000 },
-  { name: 'daemon: end to end from one sendbulk, 10 binds × 1,000/s', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 50_000, untilDelivered: true },
+  // 200,000 numbers: twenty seconds of the binds' full pace, so the rate it holds is seen, not its start.
+  { name: 'daemon: end to end from one sendbulk, 10 binds × 1,000/s', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 200_000, untilDelivered: true },
 ];
 
 export interface DaemonCaseResult {
@@ -90,6 +91,11 @@ export interface E2eFigures {
   notDelivered: Record<string, number>;
   /** DELIVERED messages over the time from the first accept to the last DELIVERED. */
   deliveredPerSecond: number;
+  /**
+   * sendbulk: receipts acknowledged in each whole second from the start of the upload, and the
+   * median and lowest of them without the first and the last second (the binds' start, the tail).
+   */
+  perSecond?: { samples: number[]; median: number; min: number };
   /** Seconds from the end of the load to the last DELIVERED. */
   drainSeconds: number;
   /** null in the sendbulk case: the bench does not know the ids a bulk upload made. */
@@ -111,7 +117,8 @@ export async function runDaemonCase(c: DaemonCase): Promise<DaemonCaseResult> {
     const warningsBeforeStop = d.warningCount;
     const exitCode = await d.stop();
     // The store is read after the daemon stopped: the one connection to it is then ours.
-    const e2e = measured.e2eRun ? await deliveryFigures(d, measured.ids, measured.e2eRun) : undefined;
+    const e2e = measured.e2eRun ? await deliveryFigures(d, measured.ids, measured.e2eRun)
+      : measured.e2e ? { ...measured.e2e, ...await bulkLatencies(d) } : undefined;
     const { ids: _ids, e2eRun: _run, ...rest } = measured;
     return { ...rest, ...(e2e ? { e2e } : {}), loadAverage, daemonExitCode: exitCode,
       daemonWarnings: warningsBeforeStop, daemonWarningsWhileStopping: d.warningCount - warningsBeforeStop, firstWarnings: d.warnings,
@@ -209,6 +216,7 @@ async function bulkCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
   writeFileSync(file, text);
   const meters = startMeters(d);
   const startedAt = performance.now();
+  const sampler = c.untilDelivered ? new ReceiptSampler(d, startedAt) : undefined;
   const upload = await postBulkFile(d.http, file, { senderId: 'Bench', message: 'Your verification code is 123456. It expires in 10 minutes.', messageType: 'TEXT', allowDuplicate: false });
   const answeredAt = performance.now();
   const answer = upload.body as { bulkSessionId?: string; bulkListInfo?: { total: number; validCount: number; invalidCount: number; duplicate: number } };
@@ -218,17 +226,20 @@ async function bulkCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
   let measuredMs = upload.ms;
   if (c.untilDelivered && upload.status === 200) {
     const lastDeliveredAt = await waitForReceipts(d, info.validCount, Math.max(60_000, info.validCount * 2));
+    const perSecond = await sampler!.stop();
     // The daemon answers a receipt after committing it: acknowledged receipts are DELIVERED messages.
     const delivered = (await d.simulatorCounters()).totals.deliverSmResponses['ESME_ROK'] ?? 0;
     e2e = {
       delivered, notDelivered: delivered < info.validCount ? { 'not DELIVERED in time': info.validCount - delivered } : {},
       deliveredPerSecond: round((delivered * 1000) / (lastDeliveredAt - startedAt)),
+      perSecond: steadyRate(perSecond),
       drainSeconds: round((lastDeliveredAt - answeredAt) / 1000, 2),
       acceptToDeliveredP50Ms: null, acceptToDeliveredP99Ms: null, acceptToDeliveredMaxMs: null,
       statusSample: 'not sampled',
     };
     measuredMs = lastDeliveredAt - startedAt;
   }
+  await sampler?.stop();
   const cpu = cpuPercent(meters);
   const counters = await d.simulatorCounters();
   return {
@@ -268,6 +279,46 @@ async function waitForReceipts(d: DaemonUnderTest, accepted: number, timeoutMs: 
   }
   process.stderr.write(`bench: gave up waiting for receipts: ${last} of ${accepted} acknowledged after ${timeoutMs} ms\n`);
   return performance.now();
+}
+
+/** Receipts the simulator had acknowledged, read every 100 ms from `from` (a performance.now()) until `stop`. */
+class ReceiptSampler {
+  readonly #samples: Array<{ at: number; ok: number }> = [];
+  #stopped = false;
+  readonly #running: Promise<void>;
+
+  constructor(d: DaemonUnderTest, from: number) {
+    this.#running = (async () => {
+      while (!this.#stopped) {
+        const ok = await d.simulatorCounters().then((c) => c.totals.deliverSmResponses['ESME_ROK'] ?? 0, () => undefined);
+        if (ok !== undefined) this.#samples.push({ at: performance.now() - from, ok });
+        await sleep(100);
+      }
+    })();
+  }
+
+  /** Stops; the receipts acknowledged in each whole second since `from` (each second's end read within 100 ms). */
+  async stop(): Promise<number[]> {
+    this.#stopped = true;
+    await this.#running;
+    const perSecond: number[] = [];
+    let before = 0;
+    let i = 0;
+    for (let second = 1; ; second++) {
+      while (i < this.#samples.length && this.#samples[i]!.at <= second * 1000) i++;
+      if (i >= this.#samples.length) return perSecond;
+      const atEnd = i > 0 ? this.#samples[i - 1]!.ok : 0;
+      perSecond.push(atEnd - before);
+      before = atEnd;
+    }
+  }
+}
+
+/** The median and lowest of per-second counts, the first and the last second left out (fewer than three: all). */
+export function steadyRate(samples: number[]): { samples: number[]; median: number; min: number } {
+  const inner = samples.length >= 3 ? samples.slice(1, -1) : samples;
+  const sorted = [...inner].sort((a, b) => a - b);
+  return { samples, median: sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)]!, min: sorted[0] ?? 0 };
 }
 
 async function sampleStatus(d: DaemonUnderTest, ids: string[], n: number): Promise<string> {
@@ -314,6 +365,24 @@ async function deliveryFigures(d: DaemonUnderTest, ids: string[], run: E2eRun): 
   };
 }
 
+/**
+ * After the daemon stopped, the sendbulk case: accept→DELIVERED of every message in the store
+ * (the upload's answer does not name them). A message waits in the queue behind the numbers
+ * before it, so this is the queue's wait more than the path's.
+ */
+async function bulkLatencies(d: DaemonUnderTest): Promise<Pick<E2eFigures, 'acceptToDeliveredP50Ms' | 'acceptToDeliveredP99Ms' | 'acceptToDeliveredMaxMs'>> {
+  const store = await SqliteStore.open({ path: d.storePath, clock: new SystemClock() });
+  try {
+    const latencies = (await store.messageTimes()).filter((m) => m.status === 'DELIVERED').map((m) => m.updatedAt - m.createdAt);
+    return {
+      acceptToDeliveredP50Ms: percentile(latencies, 50), acceptToDeliveredP99Ms: percentile(latencies, 99),
+      acceptToDeliveredMaxMs: latencies.reduce((m, v) => Math.max(m, v), 0),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
 export function renderDaemonTable(results: DaemonCaseResult[]): string {
   const header = ['case', 'binds × rate/bind', 'load', 'accepted', 'accepted/s', 'HTTP p50 / p99 ms', 'submit_sm/s at SMSC', 'delivered/s', 'accept→DELIVERED p50 / p99 ms', 'daemon CPU µs/msg', 'CPU % daemon / sim / bench / all (of 200)', 'daemon waiting for a core %', 'max outstanding/bind at SMSC', 'daemon peak RSS MB'];
   const rows = results.map((r) => [
@@ -322,7 +391,7 @@ export function renderDaemonTable(results: DaemonCaseResult[]): string {
     String(r.acceptedPerSecond),
     r.bulk ? `${r.httpP50Ms} (one request)` : `${r.httpP50Ms} / ${r.httpP99Ms}`,
     String(r.smscSubmitsPerSecond),
-    r.e2e ? String(r.e2e.deliveredPerSecond) : '–',
+    r.e2e ? `${r.e2e.deliveredPerSecond}${r.e2e.perSecond ? ` (median second ${r.e2e.perSecond.median})` : ''}` : '–',
     r.e2e?.acceptToDeliveredP50Ms != null ? `${r.e2e.acceptToDeliveredP50Ms} / ${r.e2e.acceptToDeliveredP99Ms}` : '–',
     String(r.daemonCpuUsPerMessage),
     `${r.cpuPercent.daemon} / ${r.cpuPercent.simulator} / ${r.cpuPercent.bench} / ${r.cpuPercent.machine}`,
@@ -340,6 +409,8 @@ export function renderDaemonTable(results: DaemonCaseResult[]): string {
     if (r.e2e) {
       parts.push(r.bulk
         ? `${r.e2e.delivered} DELIVERED (receipts acknowledged) ${r.e2e.drainSeconds} s after the upload was answered; delivered/s counts from the start of the upload`
+          + (r.e2e.perSecond ? `; DELIVERED per second, median ${r.e2e.perSecond.median} and lowest ${r.e2e.perSecond.min} without the first and last second: ${r.e2e.perSecond.samples.join(' ')}` : '')
+          + (r.e2e.acceptToDeliveredP50Ms !== null ? `; accept→DELIVERED (with the wait behind the rest of the upload) p50 ${r.e2e.acceptToDeliveredP50Ms} ms, p99 ${r.e2e.acceptToDeliveredP99Ms} ms` : '')
         : `${r.e2e.delivered} DELIVERED in the store, drain ${r.e2e.drainSeconds} s after the load, accept→DELIVERED max ${r.e2e.acceptToDeliveredMaxMs} ms, status sample ${r.e2e.statusSample} DELIVERED`);
       if (Object.keys(r.e2e.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.e2e.notDelivered)}`);
     }

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { Pool, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
+import { KeepAlivePool, type RequestOutcomes } from './bench-http-client.js';
 import { percentile, round } from './bench-stats.js';
 import { CpuMeter, sleep } from './bench-proc.js';
 
@@ -42,7 +43,7 @@ export interface LoadResult {
   accepted: number;
   /** Other HTTP answers, by status code. */
   refused: Record<string, number>;
-  /** Requests that failed without an answer (connection errors). */
+  /** Requests that failed without an answer (connection errors, or an answer the client could not read). */
   errors: number;
   /** Open loop: requests not issued because `maxPending` were unanswered (the daemon fell behind). */
   skipped: number;
@@ -69,39 +70,70 @@ export function sendSmsBody(n: number): string {
   return `${BODY_HEAD}${String(n % 1e9).padStart(9, '0')}${BODY_TAIL}`;
 }
 
-/** How long an idle keep-alive connection is kept, ms (a Keep-Alive hint from the daemon wins). */
-const KEEP_ALIVE_MS = 60_000;
+/**
+ * The bytes of the sendSms requests: the head built once per run, then the n-th body after it,
+ * one Buffer per request (written to the socket as is).
+ */
+class SendSmsRequests {
+  readonly #head: Buffer;
+  readonly #bodyLength: number;
+
+  constructor(target: HttpTarget) {
+    const sample = sendSmsBody(0);
+    // The bodies differ only in nine digits, and are ASCII: one length for all (checked per
+    // request), in bytes as in characters.
+    if (Buffer.byteLength(sample) !== sample.length) throw new Error('sendSmsBody is not ASCII');
+    this.#bodyLength = sample.length;
+    this.#head = Buffer.from(
+      `POST /sms/sendSms HTTP/1.1\r\nhost: ${host(target)}\r\ncontent-type: application/json\r\n` +
+      `authorization: Bearer ${target.token}\r\ncontent-length: ${this.#bodyLength}\r\n\r\n`,
+    );
+  }
+
+  /** The n-th request. */
+  build(n: number): Buffer {
+    const body = sendSmsBody(n);
+    if (body.length !== this.#bodyLength) throw new Error(`sendSmsBody(${n}) is ${body.length} characters, not ${this.#bodyLength}`);
+    const bytes = Buffer.allocUnsafe(this.#head.length + this.#bodyLength);
+    this.#head.copy(bytes, 0);
+    bytes.write(body, this.#head.length, 'latin1');
+    return bytes;
+  }
+}
 
 /** Runs sendSms load against the daemon and measures what it answered. */
 export async function runSendSmsLoad(target: HttpTarget, s: LoadSettings): Promise<LoadResult> {
-  const pool = new Pool(origin(target), { connections: s.concurrency, keepAliveTimeout: KEEP_ALIVE_MS });
+  const load = new SendSmsLoad(target, s);
   try {
     // Every connection is opened before the load starts, as a client's warm pool would be. A
     // daemon whose event loop is saturated takes new connections off its listen queue slowly
     // (seen: 210 of 256 still queued after 4 s), so connections opened under load measure that,
-    // not the requests.
-    await openConnections(pool, target, s.concurrency);
-    const load = new SendSmsLoad(pool, target, s);
+    // not the requests. Each is used once (GET of an unknown id: 404, no store write).
+    await load.pool.open(Buffer.from(
+      `GET /sms/status/bench-connect HTTP/1.1\r\nhost: ${host(target)}\r\nauthorization: Bearer ${target.token}\r\n\r\n`,
+    ));
+    load.start();
     await (s.ratePerSecond === 0 ? load.runClosedLoop() : load.runOpenLoop());
     return load.result();
   } finally {
-    await pool.destroy();
+    load.pool.destroy();
   }
 }
 
 /**
  * One run of `runSendSmsLoad`. The generator shares the machine with the daemon it measures, so
- * a request costs little here: undici's dispatch with one handler object (no promise, no
- * stream), the headers built once, latencies in a typed array.
+ * a request costs little here: one Buffer written on a keep-alive connection of our own client
+ * (bench-http-client.ts: no promise, no handler object, no stream per request), the answer
+ * reported by a call with numbers, latencies in a typed array.
  */
-class SendSmsLoad {
-  readonly #pool: Pool;
+class SendSmsLoad implements RequestOutcomes {
+  readonly pool: KeepAlivePool;
   readonly #s: LoadSettings;
-  readonly #headers: Record<string, string>;
+  readonly #requests: SendSmsRequests;
   readonly #maxPending: number;
   readonly #warmupMs: number;
-  readonly #start: number;
-  readonly #stopAt: number;
+  #start = 0;
+  #stopAt = 0;
   readonly #latencies: LatencyLog;
   readonly #ids: string[] = [];
   readonly #refused: Record<string, number> = {};
@@ -120,14 +152,19 @@ class SendSmsLoad {
   #looping = 0;
   #loopDone: (() => void) | undefined;
 
-  constructor(pool: Pool, target: HttpTarget, s: LoadSettings) {
-    this.#pool = pool;
+  constructor(target: HttpTarget, s: LoadSettings) {
+    this.pool = new KeepAlivePool('127.0.0.1', target.port, s.concurrency, this);
     this.#s = s;
-    this.#headers = { 'content-type': 'application/json', authorization: `Bearer ${target.token}` };
+    this.#requests = new SendSmsRequests(target);
     this.#maxPending = s.maxPending ?? s.concurrency;
     this.#warmupMs = (s.warmupSeconds ?? 0) * 1000;
     // Open loop: room for all the schedule offers in the measured part; closed loop: it grows.
     this.#latencies = new LatencyLog(s.ratePerSecond > 0 ? Math.ceil(s.ratePerSecond * s.seconds) + 1024 : 65_536);
+  }
+
+  /** The clock of the run starts (the connections are open). */
+  start(): void {
+    const s = this.#s;
     this.#start = performance.now();
     this.#stopAt = this.#start + this.#warmupMs + s.seconds * 1000;
     // The measured part begins when the warm-up ends, answers or none: a daemon that answers
@@ -207,14 +244,14 @@ class SendSmsLoad {
     };
   }
 
-  /** A complete answer to `call`. */
-  answered(call: SendSmsCall, status: number, body: Buffer | undefined): void {
-    if (call.counted) {
+  /** A complete answer to the request issued at `issuedAt`. */
+  answered(issuedAt: number, counted: boolean, status: number, body: Buffer): void {
+    if (counted) {
       const now = performance.now();
       this.#lastAnswer = now;
       if (status === 200) {
-        this.#latencies.add(now - call.issuedAt);
-        this.#ids.push(body ? body.toString('utf8') : '');
+        this.#latencies.add(now - issuedAt);
+        this.#ids.push(body.toString('utf8'));
       } else {
         this.#refused[status] = (this.#refused[status] ?? 0) + 1;
       }
@@ -222,24 +259,23 @@ class SendSmsLoad {
     this.#settled();
   }
 
-  /** No answer to `call` (the connection failed). */
-  failed(call: SendSmsCall): void {
-    if (call.counted) this.#errors++;
+  /** No answer to the request issued at `issuedAt` (its connection failed or closed). */
+  failed(_issuedAt: number, counted: boolean): void {
+    if (counted) this.#errors++;
     this.#settled();
   }
 
   #issue(counted = this.#measuring): void {
     this.#pending++;
     if (counted) this.#offered++;
-    const call = new SendSmsCall(this, performance.now(), counted);
-    this.#pool.dispatch({ path: '/sms/sendSms', method: 'POST', headers: this.#headers, body: sendSmsBody(this.#n++) }, call);
+    this.pool.send(this.#requests.build(this.#n++), performance.now(), counted);
   }
 
   #settled(): void {
     this.#pending--;
-    // Closed loop: sent again once the handler has returned, when undici no longer counts the
-    // connection busy (and never recursively, should a failure be reported synchronously).
-    if (this.#loopDone) queueMicrotask(this.#sendAgain);
+    // Closed loop: sent again at once; the pool made the connection idle before reporting, and
+    // it reports from socket events only, never from within `send`, so this never recurses.
+    if (this.#loopDone) this.#sendAgain();
     else this.#wake();
   }
 
@@ -279,33 +315,6 @@ class SendSmsLoad {
   }
 }
 
-/** One sendSms in flight: undici's handler for it, which reports the outcome to the load. */
-class SendSmsCall implements Dispatcher.DispatchHandler {
-  #status = 0;
-  #body: Buffer | undefined;
-
-  constructor(private readonly load: SendSmsLoad, readonly issuedAt: number, readonly counted: boolean) {}
-
-  // undici takes a handler with onRequestStart to be of its current API (the on* methods below).
-  onRequestStart(): void {}
-
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
-    this.#status = statusCode;
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#body = this.#body ? Buffer.concat([this.#body, chunk]) : chunk;
-  }
-
-  onResponseEnd(): void {
-    this.load.answered(this, this.#status, this.#body);
-  }
-
-  onResponseError(): void {
-    this.load.failed(this);
-  }
-}
-
 /** Milliseconds, appended to a typed array that doubles when full: no boxed number per request. */
 class LatencyLog {
   #values: Float64Array;
@@ -330,12 +339,12 @@ class LatencyLog {
 }
 
 function origin(target: HttpTarget): string {
-  return `http://127.0.0.1:${target.port}`;
+  return `http://${host(target)}`;
 }
 
-/** `n` requests at once, so that the pool opens `n` keep-alive connections (GET of an unknown id: 404, no store write). */
-async function openConnections(pool: Pool, target: HttpTarget, n: number): Promise<void> {
-  await Promise.all(Array.from({ length: n }, () => getJson(target, '/sms/status/bench-connect', pool).catch(() => undefined)));
+/** The Host header's value. */
+function host(target: HttpTarget): string {
+  return `127.0.0.1:${target.port}`;
 }
 
 /** GET a JSON document from the daemon (GET /sms/status/:id), over `dispatcher` or a connection of undici's global agent. */

@@ -24,3 +24,18 @@ export function counts(sql: Sql): StoreCounts {
   const deadEvents = sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE state = 'dead'")?.n ?? 0;
   return { queued: byState.get('queued') ?? 0, inflight: byState.get('inflight') ?? 0, parked, outbox, deadEvents };
 }
+
+/** A message's status and when it was stored and last changed (ms). */
+export interface MessageTimes {
+  status: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Every message's status and times, in the order stored: what the benchmark reads of a store it
+ * filled (a bulk upload's ids are not in its answer). Reads the whole table: not for a daemon's store.
+ */
+export function messageTimes(sql: Sql): MessageTimes[] {
+  return sql.all<MessageTimes>('SELECT status, created_at AS createdAt, updated_at AS updatedAt FROM messages ORDER BY seq');
+}

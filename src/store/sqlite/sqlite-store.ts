@@ -23,7 +23,7 @@ import {
 import { GroupCommit, type GroupCommitStats } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
-import { counts, getMessage, queueDepth } from './reads.js';
+import { counts, getMessage, messageTimes, queueDepth, type MessageTimes } from './reads.js';
 import { applyReceipt, pruneParked } from './receipts.js';
 import { pruneFinished } from './retention.js';
 import { Sql, type SqlMemory } from './sql.js';
@@ -183,6 +183,11 @@ export class SqliteStore implements Store {
 
   queueDepth(): Promise<number> {
     return this.#read(() => queueDepth(this.#sql));
+  }
+
+  /** Every message's status and times (the benchmark's read of a store it filled; not in `Store`). */
+  messageTimes(): Promise<MessageTimes[]> {
+    return this.#read(() => messageTimes(this.#sql));
   }
 
   readySince(upstream: string, now: number): Promise<number | null> {

@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,8 +48,10 @@ class StubDaemon {
     this.#server.on('connection', () => this.connections++);
   }
 
-  static async start(answer: Answer): Promise<StubDaemon> {
+  /** `configure` may set the server's options (its keepAliveTimeout) before it listens. */
+  static async start(answer: Answer, configure?: (server: Server) => void): Promise<StubDaemon> {
     const stub = new StubDaemon(answer);
+    configure?.(stub.#server);
     await new Promise<void>((resolve) => stub.#server.listen(0, '127.0.0.1', resolve));
     return stub;
   }
@@ -122,8 +124,8 @@ function range(from: number, count: number): number[] {
 }
 
 let stubs: StubDaemon[] = [];
-async function startStub(answer: Answer): Promise<StubDaemon> {
-  const stub = await StubDaemon.start(answer);
+async function startStub(answer: Answer, configure?: (server: Server) => void): Promise<StubDaemon> {
+  const stub = await StubDaemon.start(answer, configure);
   stubs.push(stub);
   return stub;
 }
@@ -325,6 +327,128 @@ describe('runSendSmsLoad, open loop', () => {
     expect(r.offered).toBe(0);
     expect(r.skipped).toBeGreaterThanOrEqual(59);
     expect(r.skipped).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('runSendSmsLoad, its connections', () => {
+  it('counts a request whose connection is dropped as one error, opens the connection again, and goes on', async () => {
+    // One connection: the load goes on only if it is opened again after each drop.
+    const stub = await startStub((s, post, res) => (post.k === 1 || post.k === 3 ? s.drop(res) : s.reply(post, res)));
+    const r = await runSendSmsLoad(stub.target, { concurrency: 1, seconds: 0.2, ratePerSecond: 0 });
+    expect(r.errors).toBe(2);
+    expect(r.offered).toBeGreaterThan(3);
+    expect(r.accepted).toBe(r.offered - 2);
+    expect(stub.posts).toHaveLength(r.offered); // not sent again
+    expect(stub.connections).toBe(3);
+    expect(idNumbers(r.ids)).toEqual(range(0, r.offered).filter((n) => n !== 0 && n !== 2));
+  });
+
+  it('honours Connection: close: the answer counts, and the next request goes on a new connection', async () => {
+    let closes = 0;
+    const stub = await startStub((s, post, res) => {
+      if (post.k % 3 === 0) {
+        closes++;
+        res.setHeader('connection', 'close');
+      }
+      s.reply(post, res);
+    });
+    const r = await runSendSmsLoad(stub.target, { concurrency: 2, seconds: 0.2, ratePerSecond: 0 });
+    expect(closes).toBeGreaterThan(2);
+    expect(r.errors).toBe(0);
+    expect(r.accepted).toBe(r.offered);
+    expect(stub.posts).toHaveLength(r.offered);
+    expect(stub.maxInFlight).toBeLessThanOrEqual(2);
+    // A closed connection is opened again when next used: after each close but (at most) the last on each.
+    expect(stub.connections).toBeGreaterThanOrEqual(2 + closes - 2);
+    expect(stub.connections).toBeLessThanOrEqual(2 + closes);
+  });
+
+  it('opens a connection the server closed while idle again when next used, and counts nothing for it', async () => {
+    // The stub closes each connection as soon as its answer is written; open loop, one request per 20 ms.
+    const stub = await startStub((s, post, res) => {
+      const socket = res.socket;
+      res.on('finish', () => socket?.end());
+      s.reply(post, res);
+    });
+    const r = await runSendSmsLoad(stub.target, { concurrency: 2, seconds: 0.3, ratePerSecond: 50, maxPending: 2 });
+    expect(r.offered).toBeGreaterThanOrEqual(14);
+    expect(r.errors).toBe(0);
+    expect(r.accepted).toBe(r.offered);
+    expect(stub.connections).toBeGreaterThanOrEqual(r.offered);
+  });
+
+  it('does not use a connection past the server\'s Keep-Alive hint less a second', async () => {
+    // keepAliveTimeout 1 s: node answers "Keep-Alive: timeout=1", so no connection is used twice.
+    const stub = await startStub(answerAll, (server) => { server.keepAliveTimeout = 1000; });
+    const r = await runSendSmsLoad(stub.target, { concurrency: 1, seconds: 0.1, ratePerSecond: 0 });
+    expect(r.errors).toBe(0);
+    expect(r.accepted).toBe(r.offered);
+    expect(stub.connections).toBe(1 + r.offered);
+  });
+
+  it('counts a non-200 answer in refused by status, with no id, and keeps the connection', async () => {
+    const stub = await startStub((s, post, res) => s.reply(post, res, 503));
+    const r = await runSendSmsLoad(stub.target, { concurrency: 2, seconds: 0.1, ratePerSecond: 0 });
+    expect(r.offered).toBeGreaterThan(2);
+    expect(r.refused).toEqual({ 503: r.offered });
+    expect(r.accepted).toBe(0);
+    expect(r.ids).toEqual([]);
+    expect(r.errors).toBe(0);
+    expect(stub.connections).toBe(2);
+  });
+
+  it('reads a chunked answer', async () => {
+    // Two writes and no Content-Length: node sends the body chunked.
+    const stub = await startStub((s, post, res) => {
+      s.answers.push({ status: 200, body: `id-${post.n}` });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('id-');
+      res.end(String(post.n));
+    });
+    const r = await runSendSmsLoad(stub.target, { concurrency: 2, seconds: 0.1, ratePerSecond: 0 });
+    expect(r.errors).toBe(0);
+    expect(r.accepted).toBe(r.offered);
+    expect(r.ids).toEqual(stub.answers.map((a) => a.body));
+    expect(stub.connections).toBe(2);
+  });
+
+  it('open loop with more pending than connections: requests wait for a free connection, in order', async () => {
+    // One connection, answers after 15 ms, 100 requests/s offered: they queue in the client.
+    const stub = await startStub((s, post, res) => { setTimeout(() => s.reply(post, res), 15); });
+    const r = await runSendSmsLoad(stub.target, { concurrency: 1, seconds: 0.3, ratePerSecond: 100, maxPending: 5 });
+    expect(stub.maxInFlight).toBe(1);
+    expect(stub.connections).toBe(1);
+    expect(r.offered).toBeGreaterThan(5);
+    expect(r.accepted).toBe(r.offered);
+    expect(r.offered + r.skipped).toBeGreaterThanOrEqual(29);
+    // One connection: answered in the order issued.
+    expect(r.ids).toEqual(range(0, r.offered).map((n) => `id-${n}`));
+  });
+
+  it('counts an answer it cannot read (no Content-Length, no chunks) as an error, and drops that connection', async () => {
+    // A raw server that answers each request with a body delimited by the close, and keeps the connection.
+    const sockets: Socket[] = [];
+    let requests = 0;
+    const server = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.on('data', () => {
+        requests++;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nid');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await runSendSmsLoad({ port: (server.address() as AddressInfo).port, token: TOKEN }, { concurrency: 1, seconds: 0.1, ratePerSecond: 0 });
+      expect(r.offered).toBeGreaterThan(1);
+      expect(r.errors).toBe(r.offered);
+      expect(r.accepted).toBe(0);
+      // The greeting, then one request per connection.
+      expect(sockets).toHaveLength(1 + r.offered);
+      expect(requests).toBe(1 + r.offered);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 
