@@ -9,25 +9,25 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { SystemClock } from '../core/clock.js';
-import type { SimulatorCounters } from '../simulator/counters.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { streamCase } from './bench-bulk-stream.js';
 import { DaemonUnderTest, type DaemonSetup } from './bench-harness.js';
 import { getJson, postBulkFile, runSendSmsLoad, type LoadResult } from './bench-load.js';
-import { CpuMeter, sleep } from './bench-proc.js';
+import { bulkLatencies, cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts, type Meters } from './bench-daemon-measure.js';
 import { percentile, round } from './bench-stats.js';
 
 export interface DaemonCase {
   name: string;
-  kind: 'ingest' | 'bulk' | 'e2e';
+  kind: 'ingest' | 'bulk' | 'e2e' | 'stream';
   binds: number;
   ratePerBind: number;
   /** Measured seconds of load (ingest, e2e). */
   seconds: number;
-  /** Keep-alive connections. */
+  /** Keep-alive connections (stream: uploads unanswered at most). */
   concurrency: number;
-  /** e2e: sendSms per second offered (open loop). */
+  /** e2e: sendSms per second offered (open loop); stream: numbers per second. */
   offeredRate?: number;
-  /** bulk: numbers in the file. */
+  /** bulk: numbers in the file; stream: in each upload. */
   numbers?: number;
   /** bulk: with receipts, measured until every valid number is DELIVERED, not only stored. */
   untilDelivered?: boolean;
@@ -38,6 +38,7 @@ export const DAEMON_CASES: DaemonCase[] = [
   { name: 'daemon: sendbulk, 100,000 numbers', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 100_000 },
   { name: 'daemon: end to end, 10 binds × 1,000/s', kind: 'e2e', binds: 10, ratePerBind: 1000, seconds: 10, concurrency: 256, offeredRate: 10_000 },
   // 200,000 numbers: twenty seconds of the binds' full pace, so the rate it holds is seen, not its start.
+  { name: 'daemon: end to end from sendbulk uploads of 500 numbers, 10 binds × 1,000/s', kind: 'stream', binds: 10, ratePerBind: 1000, seconds: 20, concurrency: 8, offeredRate: 10_000, numbers: 500 },
   { name: 'daemon: end to end from one sendbulk, 10 binds × 1,000/s', kind: 'bulk', binds: 10, ratePerBind: 1000, seconds: 0, concurrency: 1, numbers: 200_000, untilDelivered: true },
 ];
 
@@ -108,12 +109,12 @@ export interface E2eFigures {
 
 /** Runs one case; the daemon and simulator are stopped and the temporary folder deleted whatever happens. */
 export async function runDaemonCase(c: DaemonCase): Promise<DaemonCaseResult> {
-  const receipts = c.kind === 'e2e' || c.untilDelivered === true;
+  const receipts = c.kind === 'e2e' || c.kind === 'stream' || c.untilDelivered === true;
   const setup: DaemonSetup = { binds: c.binds, ratePerBind: c.ratePerBind, receipts: receipts ? { min: 0, max: 50 } : false };
   const loadAverage = round(loadavg()[0] ?? 0, 2);
   const d = await DaemonUnderTest.start(setup);
   try {
-    const measured = c.kind === 'bulk' ? await bulkCase(c, d) : await loadCase(c, d);
+    const measured = c.kind === 'bulk' ? await bulkCase(c, d) : c.kind === 'stream' ? await streamCase(c, d) : await loadCase(c, d);
     const warningsBeforeStop = d.warningCount;
     const exitCode = await d.stop();
     // The store is read after the daemon stopped: the one connection to it is then ours.
@@ -129,45 +130,12 @@ export async function runDaemonCase(c: DaemonCase): Promise<DaemonCaseResult> {
   }
 }
 
-type Measured = Omit<DaemonCaseResult, 'loadAverage' | 'daemonExitCode' | 'daemonWarnings' | 'daemonWarningsWhileStopping' | 'firstWarnings'> & { ids: string[]; e2eRun?: E2eRun };
+export type Measured = Omit<DaemonCaseResult, 'loadAverage' | 'daemonExitCode' | 'daemonWarnings' | 'daemonWarningsWhileStopping' | 'firstWarnings'> & { ids: string[]; e2eRun?: E2eRun };
 
 interface E2eRun {
   loadEndedAt: number;
   lastDeliveredAt: number;
   statusSample: string;
-}
-
-interface Meters {
-  daemon: CpuMeter;
-  daemonWaiting: CpuMeter;
-  simulator: CpuMeter;
-  bench: CpuMeter;
-  machine: CpuMeter;
-  submitsBefore: Promise<number>;
-}
-
-function startMeters(d: DaemonUnderTest): Meters {
-  return {
-    daemon: CpuMeter.ofPid(d.pid),
-    daemonWaiting: CpuMeter.waitOfPid(d.pid),
-    simulator: CpuMeter.ofPid(d.simulatorPid),
-    bench: CpuMeter.ofSelf(),
-    machine: CpuMeter.ofMachine(),
-    // NaN rather than an unhandled rejection while the load runs: the figure shows it.
-    submitsBefore: d.simulatorCounters().then((s) => s.totals.submitsReceived, () => NaN),
-  };
-}
-
-function cpuPercent(m: Meters): { percent: DaemonCaseResult['cpuPercent']; daemonCpuUs: number } {
-  const daemon = m.daemon.elapsed();
-  const pct = (e: { cpuUs: number; wallMs: number }): number => round((e.cpuUs / (e.wallMs * 1000)) * 100, 0);
-  return {
-    percent: {
-      daemon: pct(daemon), simulator: pct(m.simulator.elapsed()), bench: pct(m.bench.elapsed()),
-      machine: pct(m.machine.elapsed()), daemonWaiting: pct(m.daemonWaiting.elapsed()),
-    },
-    daemonCpuUs: daemon.cpuUs,
-  };
 }
 
 /** Cases 1 and 3: sendSms load (closed loop, or open loop at the offered rate). */
@@ -259,68 +227,6 @@ async function bulkCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
   };
 }
 
-function maxOutstanding(s: SimulatorCounters): number {
-  return s.binds.reduce((m, b) => Math.max(m, b.maxOutstanding), 0);
-}
-
-/**
- * Waits until the simulator has had `accepted` receipts answered ESME_ROK: the daemon answers a
- * receipt only after it committed it, so then every accepted message is DELIVERED in the store.
- * Resolves with the time the last one was seen (polled every 50 ms), or when `timeoutMs` is up.
- */
-async function waitForReceipts(d: DaemonUnderTest, accepted: number, timeoutMs: number): Promise<number> {
-  const giveUpAt = performance.now() + timeoutMs;
-  let last = -1;
-  while (performance.now() < giveUpAt) {
-    const ok = (await d.simulatorCounters()).totals.deliverSmResponses['ESME_ROK'] ?? 0;
-    if (ok >= accepted) return performance.now();
-    last = ok;
-    await sleep(50);
-  }
-  process.stderr.write(`bench: gave up waiting for receipts: ${last} of ${accepted} acknowledged after ${timeoutMs} ms\n`);
-  return performance.now();
-}
-
-/** Receipts the simulator had acknowledged, read every 100 ms from `from` (a performance.now()) until `stop`. */
-class ReceiptSampler {
-  readonly #samples: Array<{ at: number; ok: number }> = [];
-  #stopped = false;
-  readonly #running: Promise<void>;
-
-  constructor(d: DaemonUnderTest, from: number) {
-    this.#running = (async () => {
-      while (!this.#stopped) {
-        const ok = await d.simulatorCounters().then((c) => c.totals.deliverSmResponses['ESME_ROK'] ?? 0, () => undefined);
-        if (ok !== undefined) this.#samples.push({ at: performance.now() - from, ok });
-        await sleep(100);
-      }
-    })();
-  }
-
-  /** Stops; the receipts acknowledged in each whole second since `from` (each second's end read within 100 ms). */
-  async stop(): Promise<number[]> {
-    this.#stopped = true;
-    await this.#running;
-    const perSecond: number[] = [];
-    let before = 0;
-    let i = 0;
-    for (let second = 1; ; second++) {
-      while (i < this.#samples.length && this.#samples[i]!.at <= second * 1000) i++;
-      if (i >= this.#samples.length) return perSecond;
-      const atEnd = i > 0 ? this.#samples[i - 1]!.ok : 0;
-      perSecond.push(atEnd - before);
-      before = atEnd;
-    }
-  }
-}
-
-/** The median and lowest of per-second counts, the first and the last second left out (fewer than three: all). */
-export function steadyRate(samples: number[]): { samples: number[]; median: number; min: number } {
-  const inner = samples.length >= 3 ? samples.slice(1, -1) : samples;
-  const sorted = [...inner].sort((a, b) => a - b);
-  return { samples, median: sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)]!, min: sorted[0] ?? 0 };
-}
-
 async function sampleStatus(d: DaemonUnderTest, ids: string[], n: number): Promise<string> {
   const picked = Array.from({ length: Math.min(n, ids.length) }, (_, i) => ids[Math.floor((i * ids.length) / Math.min(n, ids.length))]!);
   let delivered = 0;
@@ -365,24 +271,6 @@ async function deliveryFigures(d: DaemonUnderTest, ids: string[], run: E2eRun): 
   };
 }
 
-/**
- * After the daemon stopped, the sendbulk case: accept→DELIVERED of every message in the store
- * (the upload's answer does not name them). A message waits in the queue behind the numbers
- * before it, so this is the queue's wait more than the path's.
- */
-async function bulkLatencies(d: DaemonUnderTest): Promise<Pick<E2eFigures, 'acceptToDeliveredP50Ms' | 'acceptToDeliveredP99Ms' | 'acceptToDeliveredMaxMs'>> {
-  const store = await SqliteStore.open({ path: d.storePath, clock: new SystemClock() });
-  try {
-    const latencies = (await store.messageTimes()).filter((m) => m.status === 'DELIVERED').map((m) => m.updatedAt - m.createdAt);
-    return {
-      acceptToDeliveredP50Ms: percentile(latencies, 50), acceptToDeliveredP99Ms: percentile(latencies, 99),
-      acceptToDeliveredMaxMs: latencies.reduce((m, v) => Math.max(m, v), 0),
-    };
-  } finally {
-    await store.close();
-  }
-}
-
 export function renderDaemonTable(results: DaemonCaseResult[]): string {
   const header = ['case', 'binds × rate/bind', 'load', 'accepted', 'accepted/s', 'HTTP p50 / p99 ms', 'submit_sm/s at SMSC', 'delivered/s', 'accept→DELIVERED p50 / p99 ms', 'daemon CPU µs/msg', 'CPU % daemon / sim / bench / all (of 200)', 'daemon waiting for a core %', 'max outstanding/bind at SMSC', 'daemon peak RSS MB'];
   const rows = results.map((r) => [
@@ -407,11 +295,14 @@ export function renderDaemonTable(results: DaemonCaseResult[]): string {
     if (r.offered && !r.bulk) parts.push(`offered ${round(r.offered / r.seconds)}/s`);
     if (r.generatorCpuUsPerRequest !== undefined) parts.push(`load generator ${r.generatorCpuUsPerRequest} µs CPU per request`);
     if (r.e2e) {
-      parts.push(r.bulk
-        ? `${r.e2e.delivered} DELIVERED (receipts acknowledged) ${r.e2e.drainSeconds} s after the upload was answered; delivered/s counts from the start of the upload`
-          + (r.e2e.perSecond ? `; DELIVERED per second, median ${r.e2e.perSecond.median} and lowest ${r.e2e.perSecond.min} without the first and last second: ${r.e2e.perSecond.samples.join(' ')}` : '')
-          + (r.e2e.acceptToDeliveredP50Ms !== null ? `; accept→DELIVERED (with the wait behind the rest of the upload) p50 ${r.e2e.acceptToDeliveredP50Ms} ms, p99 ${r.e2e.acceptToDeliveredP99Ms} ms` : '')
-        : `${r.e2e.delivered} DELIVERED in the store, drain ${r.e2e.drainSeconds} s after the load, accept→DELIVERED max ${r.e2e.acceptToDeliveredMaxMs} ms, status sample ${r.e2e.statusSample} DELIVERED`);
+      const e = r.e2e;
+      if (r.bulk) {
+        parts.push(`${e.delivered} DELIVERED (receipts acknowledged) ${e.drainSeconds} s after the upload was answered; delivered/s counts from the start of the upload`);
+        if (e.acceptToDeliveredP50Ms !== null) parts.push(`accept→DELIVERED (with the wait behind the rest of the upload) p50 ${e.acceptToDeliveredP50Ms} ms, p99 ${e.acceptToDeliveredP99Ms} ms`);
+      } else {
+        parts.push(`${e.delivered} DELIVERED, drain ${e.drainSeconds} s after the load, accept→DELIVERED max ${e.acceptToDeliveredMaxMs} ms, status sample ${e.statusSample} DELIVERED`);
+      }
+      if (e.perSecond) parts.push(`DELIVERED per second from the start, median ${e.perSecond.median} and lowest ${e.perSecond.min} without the first and the last second: ${e.perSecond.samples.join(' ')}`);
       if (Object.keys(r.e2e.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.e2e.notDelivered)}`);
     }
     return `- ${r.case}: ${parts.join('; ')}`;
