@@ -19,12 +19,14 @@ export const CLAIM_SQL = {
     LIMIT ?`,
   /**
    * The queued parts of the claimed messages (a JSON array of their ids), each with its message's
-   * addressing, in claim order: one statement for the whole claim, not one per message.
+   * addressing and status columns and how many parts the message has, in claim order: one
+   * statement for the whole claim, not one per message. Read as arrays (`ClaimColumns`).
    */
-  queuedParts: `SELECT p.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton,
-      m.dest_npi, m.validity_period, m.client, m.status AS message_status, m.reason AS message_reason, m.processed,
-      m.events, m.updated_at AS message_updated_at,
-      (SELECT COUNT(*) FROM parts a WHERE a.message_id = p.message_id) AS part_count
+  queuedParts: `SELECT p.message_id, p.part, p.upstream, p.batch_id, p.data_coding, p.esm_class, p.short_message, p.sar_ref,
+      p.sar_total, p.sar_seq, p.payload, p.status, p.smsc_id, p.match_key, p.bind, p.attempts, p.reason,
+      m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period,
+      m.client, m.status, m.reason, m.processed, m.events, m.updated_at,
+      (SELECT COUNT(*) FROM parts a WHERE a.message_id = p.message_id)
     FROM json_each(?) c
       JOIN parts p ON p.message_id = c.value AND +p.state = 'queued'
       JOIN messages m ON m.id = p.message_id
@@ -50,13 +52,24 @@ export function claim(sql: Sql, upstream: string, now: number, limit: number): C
   const ids = sql.all<{ message_id: string }>(CLAIM_SQL.claimable, upstream, now, now, Math.floor(limit));
   if (ids.length === 0) return [];
   const list = JSON.stringify(ids.map((r) => r.message_id));
-  const rows = sql.all<ClaimRow>(CLAIM_SQL.queuedParts, list);
+  const rows = sql.rows<ClaimColumns>(CLAIM_SQL.queuedParts, list).map((c) => claimRow(c, now));
   sql.run(CLAIM_SQL.markInflight, now, list);
-  cacheClaimed(sql, rows, now);
+  cacheClaimed(sql, rows);
   return groupClaimed(rows);
 }
 
-/** A queued part as the claim reads it: with its message's status columns, and how many parts the message has. */
+/** The columns of `CLAIM_SQL.queuedParts`, in order. */
+type ClaimColumns = [
+  message_id: string, part: number, upstream: string, batch_id: number | null, data_coding: number, esm_class: number, short_message: Buffer,
+  sar_ref: number | null, sar_total: number | null, sar_seq: number | null, payload: Buffer | null, status: MessageRow['status'],
+  smsc_id: string | null, match_key: string | null, bind: string | null, attempts: number, reason: string | null,
+  source: string, destination: string, registered_delivery: number, source_ton: number, source_npi: number, dest_ton: number,
+  dest_npi: number, validity_period: string,
+  client: string, message_status: MessageRow['status'], message_reason: string | null, processed: number, events: number,
+  message_updated_at: number, part_count: number,
+];
+
+/** A queued part as the claim leaves it (inflight, changed now): with its message's status columns, and how many parts the message has. */
 type ClaimRow = QueuedPartRow & Pick<MessageRow, 'client' | 'processed' | 'events'> & {
   message_status: MessageRow['status'];
   message_reason: string | null;
@@ -64,12 +77,24 @@ type ClaimRow = QueuedPartRow & Pick<MessageRow, 'client' | 'processed' | 'event
   part_count: number;
 };
 
+function claimRow(c: ClaimColumns, now: number): ClaimRow {
+  return {
+    message_id: c[0], part: c[1], upstream: c[2], batch_id: c[3], data_coding: c[4], esm_class: c[5], short_message: c[6],
+    sar_ref: c[7], sar_total: c[8], sar_seq: c[9], payload: c[10], state: 'inflight', status: c[11], smsc_id: c[12],
+    match_key: c[13], bind: c[14], attempts: c[15], reason: c[16], updated_at: now,
+    source: c[17], destination: c[18], registered_delivery: c[19], source_ton: c[20], source_npi: c[21], dest_ton: c[22],
+    dest_npi: c[23], validity_period: c[24],
+    client: c[25], message_status: c[26], message_reason: c[27], processed: c[28], events: c[29], message_updated_at: c[30],
+    part_count: c[31],
+  };
+}
+
 /**
  * Keeps the claimed messages' status rows (`sql.statuses`) as the claim left them, for their
  * submit outcomes and receipts: those whose parts are all in the claim (a message with parts
  * done already is read when its outcome comes).
  */
-function cacheClaimed(sql: Sql, rows: readonly ClaimRow[], now: number): void {
+function cacheClaimed(sql: Sql, rows: readonly ClaimRow[]): void {
   for (let i = 0; i < rows.length;) {
     const first = rows[i]!;
     let end = i + 1;
@@ -81,8 +106,8 @@ function cacheClaimed(sql: Sql, rows: readonly ClaimRow[], now: number): void {
         updated_at: first.message_updated_at,
       };
       const parts = rows.slice(i, end).map((p): PartStatusRow => ({
-        message_id: p.message_id, part: p.part, upstream: p.upstream, batch_id: p.batch_id, state: 'inflight', status: p.status,
-        smsc_id: p.smsc_id, match_key: p.match_key, bind: p.bind, attempts: p.attempts, reason: p.reason, updated_at: now,
+        message_id: p.message_id, part: p.part, upstream: p.upstream, batch_id: p.batch_id, state: p.state, status: p.status,
+        smsc_id: p.smsc_id, match_key: p.match_key, bind: p.bind, attempts: p.attempts, reason: p.reason, updated_at: p.updated_at,
       }));
       sql.statuses.put({ message, parts });
     } else {

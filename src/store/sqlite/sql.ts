@@ -18,6 +18,7 @@ export interface SqlMemory {
 export class Sql {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #rawStatements = new Map<string, Database.Statement>();
   /** The status rows of messages in flight. */
   readonly statuses: StatusCache;
   /** Which keys have parked receipts. */
@@ -39,6 +40,19 @@ export class Sql {
 
   run(source: string, ...params: unknown[]): Database.RunResult {
     return this.#prepare(source).run(...params);
+  }
+
+  /**
+   * Rows as arrays of their columns, in the statement's order: for a hot read of many columns,
+   * where better-sqlite3 takes about twice as long to make each row an object as to read it.
+   */
+  rows<T extends readonly unknown[]>(source: string, ...params: unknown[]): T[] {
+    let statement = this.#rawStatements.get(source);
+    if (!statement) {
+      statement = this.#db.prepare(source).raw(true);
+      this.#rawStatements.set(source, statement);
+    }
+    return statement.all(...params) as T[];
   }
 
   /** A transaction rolled back: what memory holds of the rows may be what it undid. */
