@@ -80,9 +80,10 @@ describe('over a real socket', () => {
     expect(res.status, JSON.stringify(answer)).toBe(200);
     expect(committedBeforeEnd).toBe(true);
     expect(answer.bulkListInfo).toEqual({ total: 200_000, validCount: 200_000, invalidCount: 0, duplicate: 0, errors: {} });
-    expect(h.acceptSizes.every((n) => n <= 5000)).toBe(true);
+    // In chunks of 1,000, the daemon's default.
+    expect(h.acceptSizes.every((n) => n <= 1000)).toBe(true);
     expect(h.acceptSizes.reduce((a, b) => a + b, 0)).toBe(200_000);
-    expect(h.acceptSizes).toHaveLength(40);
+    expect(h.acceptSizes).toHaveLength(200);
     const [batch] = await h.store.listBatches('app');
     expect(batch).toMatchObject({ id: Number(answer.bulkSessionId), total: 200_000, state: 'active' });
   }, 90_000); // 200,000 rows into SQLite: seconds, more on a busy machine
