@@ -300,7 +300,8 @@ export function renderDaemonTable(results: DaemonCaseResult[]): string {
         parts.push(`${e.delivered} DELIVERED (receipts acknowledged) ${e.drainSeconds} s after the upload was answered; delivered/s counts from the start of the upload`);
         if (e.acceptToDeliveredP50Ms !== null) parts.push(`accept→DELIVERED (with the wait behind the rest of the upload) p50 ${e.acceptToDeliveredP50Ms} ms, p99 ${e.acceptToDeliveredP99Ms} ms`);
       } else {
-        parts.push(`${e.delivered} DELIVERED, drain ${e.drainSeconds} s after the load, accept→DELIVERED max ${e.acceptToDeliveredMaxMs} ms, status sample ${e.statusSample} DELIVERED`);
+        const sample = e.statusSample === 'not sampled' ? '' : `, status sample ${e.statusSample} DELIVERED`;
+        parts.push(`${e.delivered} DELIVERED, drain ${e.drainSeconds} s after the load, accept→DELIVERED max ${e.acceptToDeliveredMaxMs} ms${sample}`);
       }
       if (e.perSecond) parts.push(`DELIVERED per second from the start, median ${e.perSecond.median} and lowest ${e.perSecond.min} without the first and the last second: ${e.perSecond.samples.join(' ')}`);
       if (Object.keys(r.e2e.notDelivered).length) parts.push(`not DELIVERED ${JSON.stringify(r.e2e.notDelivered)}`);
