@@ -45,7 +45,7 @@ export interface HttpLimits {
   maxBodyBytes: number;
   /** Largest sendbulk number file, bytes (http.maxUploadBytes). Larger: 413. */
   maxUploadBytes: number;
-  /** Numbers per committed chunk of a sendbulk upload. Default 5000. */
+  /** Numbers per committed chunk of a sendbulk upload. Default 1000. */
   bulkChunkSize?: number;
 }
 

@@ -92,14 +92,15 @@ function claimRow(c: ClaimColumns, now: number): ClaimRow {
 /**
  * Keeps the claimed messages' status rows (`sql.statuses`) as the claim left them, for their
  * submit outcomes and receipts: those whose parts are all in the claim (a message with parts
- * done already is read when its outcome comes).
+ * done already is read when its outcome comes) and that asked for a receipt (one that did not
+ * stays SENT: it would be kept until pushed out).
  */
 function cacheClaimed(sql: Sql, rows: readonly ClaimRow[]): void {
   for (let i = 0; i < rows.length;) {
     const first = rows[i]!;
     let end = i + 1;
     while (end < rows.length && rows[end]!.message_id === first.message_id) end++;
-    if (end - i === first.part_count) {
+    if (end - i === first.part_count && first.registered_delivery !== 0) {
       const message: MessageStatusRow = {
         id: first.message_id, client: first.client, upstream: first.upstream, batch_id: first.batch_id, destination: first.destination,
         status: first.message_status, reason: first.message_reason, processed: first.processed, events: first.events,

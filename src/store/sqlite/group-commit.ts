@@ -9,12 +9,15 @@
  * release cost as much as a small write, and almost no operation throws). When one throws, the
  * whole transaction rolls back and the batch runs again with a savepoint per operation, so the
  * failing one is undone alone. Operations are therefore written to be re-runnable: they read and
- * write the database and nothing else.
+ * write the database, and what they keep in memory of it is dropped by `onRollback` whenever
+ * something they did is undone.
  *
  * Within a batch, writes marked `first` run before the others. The callers of one batch are all
  * still waiting, so any order is a valid one; submit outcomes go first so that a receipt that
  * arrived in the same few milliseconds finds the SMSC id its part just got instead of being parked,
- * and claims so that the binds are not kept waiting behind a bulk upload's accepts.
+ * and claims so that the binds are not kept waiting behind a bulk upload's accepts. (A claim may
+ * so take a message of a batch whose pause is in the same batch of writes: as a claim committed
+ * just before the pause would have; a pause never recalls what was claimed.)
  */
 import type Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../core/clock.js';

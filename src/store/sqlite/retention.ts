@@ -49,6 +49,7 @@ const INBOUND_WINDOW = `SELECT i.received_at AS at, i.id AS id,
   FROM inbound i INDEXED BY inbound_received`;
 
 const IDS = '(SELECT value FROM json_each(?))';
+const MESSAGE_IDS_SQL = `SELECT id FROM messages WHERE seq IN ${IDS}`;
 
 export const PRUNE_SQL: Readonly<Record<PruneTable, TableWalk>> = {
   messages: {
@@ -88,9 +89,9 @@ function pruneWindow(sql: Sql, cursor: PruneCursor, before: number, limit: numbe
   const finished = rows.filter((r) => r.finished === 1).map((r) => r.id);
   if (finished.length > 0) {
     const ids = JSON.stringify(finished);
+    // A deleted message must not be found in memory (a late receipt may have read it back in).
+    if (cursor.table === 'messages') for (const m of sql.all<{ id: string }>(MESSAGE_IDS_SQL, ids)) sql.statuses.forget(m.id);
     for (const statement of walk.deletes) sql.run(statement, ids);
-    // Deleted messages must not be found in memory (rare, and cheaper than forgetting them by id).
-    if (cursor.table === 'messages') sql.statuses.clear();
   }
   return { looked: rows.length, last: rows.at(-1), deleted: finished.length };
 }

@@ -13,6 +13,8 @@ export interface SqlMemory {
   statusCacheSize?: number;
   /** Parked keys counted in `parked`; 0 counts none. Default `DEFAULT_PARKED_KEYS_LIMIT`. */
   parkedKeysLimit?: number;
+  /** Over that limit, submit outcomes between two counts of the parked keys. Default `DEFAULT_PARKED_RECOUNT_EVERY`. */
+  parkedKeysRecountEvery?: number;
 }
 
 export class Sql {
@@ -27,7 +29,7 @@ export class Sql {
   constructor(db: Database.Database, memory: SqlMemory = {}) {
     this.#db = db;
     this.statuses = new StatusCache(memory.statusCacheSize);
-    this.parked = new ParkedKeys(memory.parkedKeysLimit);
+    this.parked = new ParkedKeys(memory.parkedKeysLimit, memory.parkedKeysRecountEvery);
   }
 
   get<T>(source: string, ...params: unknown[]): T | undefined {

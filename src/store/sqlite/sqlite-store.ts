@@ -94,6 +94,11 @@ export class SqliteStore implements Store {
     return this.#writes.stats;
   }
 
+  /** What the memory of status rows holds and how often it answered (`status-cache.ts`): for tests. */
+  get statusCache(): { size: number; hits: number; misses: number } {
+    return { size: this.#sql.statuses.size, ...this.#sql.statuses.lookups };
+  }
+
   /** The connection's settings as SQLite reports them: for the startup log and check-config. */
   settings(): { journalMode: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; foreignKeys: boolean; busyTimeoutMs: number } {
     const synchronous = (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[Number(this.#db.pragma('synchronous', { simple: true }))] ?? 'OFF';

@@ -4,10 +4,14 @@
  * would each read the message and its parts again (two statements, a third of a receipt's cost).
  *
  * It can be kept in step because this connection is the file's only writer (one process uses the
- * file: `SqliteStore.open`): every statement that changes a cached message's status rows either
- * works on the cached objects (claim, submit outcomes, receipts) or drops the message from the
- * cache (`forget`: local failures, requeues); a rolled-back transaction drops everything
- * (`clear`), since its changes to the objects were not undone with it.
+ * file: `SqliteStore.open`; README, Operations): every statement that changes a cached message's
+ * status rows either works on the cached objects (claim, submit outcomes, receipts) or drops the
+ * message from the cache (`forget`: local failures, requeues, retention); a rolled-back
+ * transaction drops everything (`clear`), since its changes to the objects were not undone with it.
+ *
+ * What is kept: messages claimed whole that asked for a receipt, until their status is final;
+ * and any message read for a change (a submit outcome or a receipt of a message not kept), until
+ * it is final or pushed out by newer ones (the oldest put goes first).
  */
 import type { MessageState } from '../rows.js';
 
@@ -28,9 +32,15 @@ export class StatusCache {
     return this.#states.size;
   }
 
+  /** Lookups that found the message kept, and those that did not (for tests and diagnostics). */
+  readonly lookups = { hits: 0, misses: 0 };
+
   /** The message's state as the file holds it now, or undefined when it is not kept. */
   get(messageId: string): MessageState | undefined {
-    return this.#states.get(messageId);
+    const state = this.#states.get(messageId);
+    if (state) this.lookups.hits++;
+    else this.lookups.misses++;
+    return state;
   }
 
   /** Keeps `state`, which must be what the file holds now (read in this transaction, or written from it). */
