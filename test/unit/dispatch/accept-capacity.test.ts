@@ -1,6 +1,6 @@
 /**
  * The 429 decision's reading of the queue depth: read again every 250 ms near the limit, every
- * second far below it, never on every request.
+ * second far below it, never on every request, and once for many requests that come together.
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
@@ -10,10 +10,10 @@ import type { Store } from '../../../src/store/store.js';
 
 const COMPOSE = { defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10, requestReceipts: true } as const;
 
-function acceptorWithDepth(maxQueued: number) {
+function acceptorWithDepth(maxQueued: number, read: (value: number) => Promise<number> = (value) => Promise.resolve(value)) {
   const clock = new ManualClock();
   const depth = { value: 0, reads: 0 };
-  const store = { queueDepth: () => { depth.reads++; return Promise.resolve(depth.value); } } as unknown as Store;
+  const store = { queueDepth: () => { depth.reads++; return read(depth.value); } } as unknown as Store;
   const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'up1', compose: COMPOSE }], maxQueued });
   const refused = async () => acceptor.checkCapacity().then(() => false, (e: unknown) => {
     if (isSmppdError(e, ErrorCode.QUEUE_FULL)) return true;
@@ -66,5 +66,31 @@ describe('Acceptor capacity check', () => {
     clock.advance(DEPTH_REFRESH_FAR_MS - DEPTH_REFRESH_MS);
     await refused();
     expect(depth.reads).toBe(3);
+  });
+
+  it('requests that come while a reading is under way wait for it instead of counting again', async () => {
+    let answer: ((value: number) => void) | undefined;
+    const { clock, depth, refused } = acceptorWithDepth(1_000, () => new Promise<number>((resolve) => { answer = resolve; }));
+    const first = Array.from({ length: 200 }, () => refused());
+    expect(depth.reads).toBe(1);
+    answer!(1_000);
+    expect(await Promise.all(first)).toEqual(Array.from({ length: 200 }, () => true));
+    // The next reading, when due, is one again; so is the one after a failed reading.
+    clock.advance(DEPTH_REFRESH_MS);
+    const second = Array.from({ length: 50 }, () => refused());
+    expect(depth.reads).toBe(2);
+    answer!(10);
+    expect(await Promise.all(second)).toEqual(Array.from({ length: 50 }, () => false));
+  });
+
+  it('a failed reading fails the requests that waited for it, and the next request reads again', async () => {
+    let fail: ((e: Error) => void) | undefined;
+    const { depth, refused } = acceptorWithDepth(1_000, () => new Promise<number>((_, reject) => { fail = reject; }));
+    const waiting = Array.from({ length: 20 }, () => refused().then(() => 'answered', (e: unknown) => (e as Error).message));
+    fail!(new Error('store down'));
+    expect(new Set(await Promise.all(waiting))).toEqual(new Set(['store down']));
+    expect(depth.reads).toBe(1);
+    void refused().catch(() => undefined);
+    expect(depth.reads).toBe(2);
   });
 });
