@@ -3,11 +3,13 @@
  * transaction on one pooled connection (`Db.transaction`); a transaction that PostgreSQL aborts
  * for a deadlock or a serialization failure is run again from the start, so operations are
  * written to be re-runnable: they read and write the database and nothing else. Statements are
- * prepared once per connection, by name, the first time a connection runs them.
+ * prepared once per connection, by name, the first time a connection runs them, except those
+ * marked `plannedEachRun`.
  */
 import pg from 'pg';
 import type { SmppdError } from '../../core/errors.js';
 import { asStoreError as storeError } from '../store-error.js';
+import { isPlannedEachRun } from './statements.js';
 import { FLUSH_SQL, PendingWrites } from './writes.js';
 
 /** int8 (COUNT(*), BIGSERIAL ids, ms timestamps) as a JS number: every value the store keeps is below 2^53. */
@@ -26,7 +28,9 @@ const MAX_RUNS = 5;
 class StatementNames {
   readonly #names = new Map<string, string>();
 
-  nameOf(text: string): string {
+  /** The statement's name, or undefined for one that is `plannedEachRun`. */
+  nameOf(text: string): string | undefined {
+    if (isPlannedEachRun(text)) return undefined;
     let name = this.#names.get(text);
     if (name === undefined) {
       name = `smppd_${this.#names.size + 1}`;
@@ -49,8 +53,13 @@ abstract class Runner implements Queryable {
 
   protected abstract query(config: pg.QueryConfig): Promise<pg.QueryResult>;
 
+  protected config(text: string, params: readonly unknown[]): pg.QueryConfig {
+    const name = this.names.nameOf(text);
+    return name === undefined ? { text, values: [...params] } : { name, text, values: [...params] };
+  }
+
   async rows<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    const result = await this.query({ name: this.names.nameOf(text), text, values: [...params] });
+    const result = await this.query(this.config(text, params));
     return result.rows as R[];
   }
 
@@ -59,7 +68,7 @@ abstract class Runner implements Queryable {
   }
 
   async run(text: string, params: readonly unknown[] = []): Promise<number> {
-    const result = await this.query({ name: this.names.nameOf(text), text, values: [...params] });
+    const result = await this.query(this.config(text, params));
     return result.rowCount ?? 0;
   }
 }
@@ -88,7 +97,7 @@ export class Tx extends Runner {
   }
 
   async #flush(final: boolean): Promise<void> {
-    await this.#client.query({ name: this.names.nameOf(FLUSH_SQL), text: FLUSH_SQL, values: this.writes.take(final) });
+    await this.#client.query(this.config(FLUSH_SQL, this.writes.take(final)));
   }
 }
 

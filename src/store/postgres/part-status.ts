@@ -12,6 +12,7 @@
 import type { DeliveryStatus } from '../../sms/status.js';
 import { failPart, settleMessage, type StatusCause } from '../rules/part-status.js';
 import type { Tx } from './db.js';
+import { plannedEachRun } from './statements.js';
 import { PART_STATUS_COLUMNS, releaseClaim, type MessageState, type MessageStatusRow, type PartStatusRow } from './rows.js';
 
 export type { MessageState, PartStatusRow } from './rows.js';
@@ -22,13 +23,13 @@ export const LOCK_COLUMNS = `m.seq AS m_seq, m.id AS m_id, m.client AS m_client,
     m.updated_at AS m_updated_at, ${PART_STATUS_COLUMNS}`;
 
 // Each joined row locks its message (once) and then its part, in seq and part order: every
-// status change takes its locks in that order. The second ANY gives parts an index condition of
-// its own: a generic plan (a prepared statement run often) would otherwise hash-join a scan of parts.
-export const LOCK_SQL = `SELECT ${LOCK_COLUMNS}
+// status change takes its locks in that order. Planned each run (`plannedEachRun`, as the flush in
+// `writes.ts`): the messages by their ids, their parts by the join.
+export const LOCK_SQL = plannedEachRun(`SELECT ${LOCK_COLUMNS}
   FROM messages m JOIN parts p ON p.message_id = m.id
-  WHERE m.id = ANY($1::text[]) AND p.message_id = ANY($1::text[])
+  WHERE m.id = ANY($1::text[])
   ORDER BY m.seq, p.part
-  FOR UPDATE OF m, p`;
+  FOR UPDATE OF m, p`);
 
 export type LockRow = PartStatusRow & {
   m_seq: number; m_id: string; m_client: string; m_upstream: string; m_batch_id: number | null; m_destination: string;
