@@ -32,8 +32,8 @@ export function loadMessage(sql: Sql, messageId: string): MessageRow | undefined
 
 /**
  * A message and its parts (status columns only), as settling it needs them; undefined when the
- * message is unknown. The objects are the cached ones (`sql.statuses`): a caller that changes a
- * status row writes the change onto them too, or forgets the message.
+ * message is unknown. The objects are the cached ones (`sql.statuses`) unless the message is
+ * final: a caller that changes a status row writes the change onto them too, or forgets the message.
  */
 export function loadMessageState(sql: Sql, messageId: string): MessageState | undefined {
   const cached = sql.statuses.get(messageId);
@@ -41,7 +41,8 @@ export function loadMessageState(sql: Sql, messageId: string): MessageState | un
   const message = sql.get<MessageStatusRow>(MESSAGE_STATUS_SQL, messageId);
   if (!message) return undefined;
   const state = { message, parts: sql.all<PartStatusRow>(MESSAGE_PARTS_SQL, messageId) };
-  sql.statuses.put(state);
+  // A final message changes again only by a late receipt (READ after DELIVERED): not kept.
+  if (!isFinal(message.status)) sql.statuses.put(state);
   return state;
 }
 
@@ -65,7 +66,7 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   sql.run(UPDATE_MESSAGE_SQL, message.status, message.reason, message.processed, message.updated_at, message.id);
   if (settled.countIn !== null) sql.run(COUNT_PROCESSED_SQL, settled.at, settled.countIn);
   if (settled.event) writeStatusEvent(sql, message, settled.event, settled.at);
-  // A final message changes again only by a late receipt (READ after DELIVERED), which reads it.
+  // Final now: no longer kept (`loadMessageState`).
   if (isFinal(message.status)) sql.statuses.forget(message.id);
   return settled.changed;
 }

@@ -5,7 +5,6 @@
  * arrive before the submit_sm_resp"). What a receipt does to its part: `../rules/receipts.ts`.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import { isFinal } from '../../sms/status.js';
 import type { MessageState, PartStatusRow } from '../rows.js';
 import {
   mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
@@ -77,8 +76,6 @@ function applyToPart(sql: Sql, state: MessageState, part: PartStatusRow, key: st
     row.message_id, row.part, row.upstream, row.key, row.status, row.reason, row.changed, row.ignored, row.raw, row.received_at,
   );
   if (row.changed === 1) settleLoaded(sql, state, { part: part.part, receipt: receipt.raw }, changedAt);
-  // A receipt that changed nothing may have read a final message back in: it is not kept.
-  else if (isFinal(state.message.status)) sql.statuses.forget(state.message.id);
   return row.changed === 1;
 }
 

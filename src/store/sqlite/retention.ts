@@ -89,7 +89,7 @@ function pruneWindow(sql: Sql, cursor: PruneCursor, before: number, limit: numbe
   const finished = rows.filter((r) => r.finished === 1).map((r) => r.id);
   if (finished.length > 0) {
     const ids = JSON.stringify(finished);
-    // A deleted message must not be found in memory (a late receipt may have read it back in).
+    // A deleted message must not be found in memory (a SENT one whose receipt never came may be kept).
     if (cursor.table === 'messages') for (const m of sql.all<{ id: string }>(MESSAGE_IDS_SQL, ids)) sql.statuses.forget(m.id);
     for (const statement of walk.deletes) sql.run(statement, ids);
   }

@@ -10,8 +10,8 @@
  * transaction drops everything (`clear`), since its changes to the objects were not undone with it.
  *
  * What is kept: messages claimed whole that asked for a receipt, until their status is final;
- * and any message read for a change (a submit outcome or a receipt of a message not kept), until
- * it is final or pushed out by newer ones (the oldest put goes first).
+ * and any message not final read for a change (a submit outcome or a receipt of a message not
+ * kept), until it is final or pushed out by newer ones (the oldest put goes first).
  */
 import type { MessageState } from '../rows.js';
 
