@@ -27,7 +27,7 @@ import type {
 import { accept, acceptLoose, isLoose } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
-import { asStoreError, Db, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
+import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
 import {
   claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
@@ -118,7 +118,7 @@ export class PostgresStore implements Store {
     if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
     // keepAlive: a connection cut without a FIN (a firewall, a host gone) is noticed by the OS, so
     // the instance lock goes with it and a query on it fails instead of waiting forever.
-    const config: pg.ClientConfig = { connectionString: options.url, options: `-c search_path=${schema}`, types: TYPES, keepAlive: true };
+    const config: pg.ClientConfig = { connectionString: options.url, options: sessionOptions(schema), types: TYPES, keepAlive: true };
     const spaces = lockSpaces(schema);
     let lock: InstanceLock | undefined;
     let pool: pg.Pool | undefined;

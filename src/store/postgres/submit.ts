@@ -28,7 +28,7 @@ export interface SubmitOutcome {
 
 // The keys of every outcome first, in hash order (the upstream is each message's), then the
 // messages in the next statement: the order applyReceipts takes them in.
-const LOCK_KEYS_SQL = receiptKeyLocksSql('$1',
+export const LOCK_KEYS_SQL = receiptKeyLocksSql('$1',
   '(SELECT m.upstream, w.key FROM unnest($2::text[], $3::text[]) AS w(message_id, key) JOIN messages m ON m.id = w.message_id) AS u');
 
 /**

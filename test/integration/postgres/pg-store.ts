@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { PostgresStore, type PostgresStoreOptions } from '../../../src/store/postgres/postgres-store.js';
-import { TYPES } from '../../../src/store/postgres/db.js';
+import { sessionOptions, TYPES } from '../../../src/store/postgres/db.js';
 import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js';
 import { WallClockAt, type Rows, type StoreHarness } from '../../support/store-conformance/harness.js';
 
@@ -43,7 +43,8 @@ export async function pgSchema(): Promise<PgSchema> {
   const url = PG_URL;
   const name = `smppd_t_${randomBytes(6).toString('hex')}`;
   const stores: PostgresStore[] = [];
-  const inspector = new pg.Client({ connectionString: url, options: `-c search_path=${name}`, types: TYPES });
+  // The store's session settings (its planner's too): plans explained here are the store's.
+  const inspector = new pg.Client({ connectionString: url, options: sessionOptions(name), types: TYPES });
   await inspector.connect();
   return {
     name,

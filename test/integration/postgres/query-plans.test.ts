@@ -13,7 +13,8 @@ import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js'
 import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
-import { FLUSH_SQL } from '../../../src/store/postgres/writes.js';
+import { LOCK_KEYS_SQL } from '../../../src/store/postgres/submit.js';
+import { FLUSH_SQL, PendingWrites } from '../../../src/store/postgres/writes.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { describePg, pgSchema, type PgSchema } from './pg-store.js';
@@ -25,6 +26,26 @@ function literal(v: unknown): string {
   if (Array.isArray(v)) return literal(`{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`);
   return `'${String(v).replaceAll("'", "''")}'`;
 }
+
+/** The custom and the generic plan of `sql` with `params`, on a connection with the store's session settings. */
+async function plansOf(schema: PgSchema, sql: string, params: unknown[]): Promise<{ custom: string; generic: string }> {
+  const text = (rows: Array<{ 'QUERY PLAN': string }>) => rows.map((r) => r['QUERY PLAN']).join('\n');
+  await schema.sql('BEGIN');
+  try {
+    const custom = text(await schema.sql(`EXPLAIN ${sql}`, params));
+    await schema.sql('SET LOCAL plan_cache_mode = force_generic_plan');
+    await schema.sql(`PREPARE hot AS ${sql}`);
+    const generic = text(await schema.sql(`EXPLAIN EXECUTE hot(${params.map(literal).join(', ')})`));
+    return { custom, generic };
+  } finally {
+    await schema.sql('ROLLBACK');
+    await schema.sql('DEALLOCATE ALL');
+  }
+}
+
+const noScanOf = (plan: string, ...tables: string[]) => {
+  for (const t of tables) expect(plan).not.toMatch(new RegExp(`Seq Scan on ${t}\\b`));
+};
 
 describePg('PostgresStore query plans of the hot path, before any ANALYZE', () => {
   let schema: PgSchema;
@@ -42,24 +63,7 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
   });
   afterEach(async () => schema.cleanup());
 
-  async function plans(sql: string, params: unknown[]): Promise<{ custom: string; generic: string }> {
-    const text = (rows: Array<{ 'QUERY PLAN': string }>) => rows.map((r) => r['QUERY PLAN']).join('\n');
-    await schema.sql('BEGIN');
-    try {
-      const custom = text(await schema.sql(`EXPLAIN ${sql}`, params));
-      await schema.sql('SET LOCAL plan_cache_mode = force_generic_plan');
-      await schema.sql(`PREPARE hot AS ${sql}`);
-      const generic = text(await schema.sql(`EXPLAIN EXECUTE hot(${params.map(literal).join(', ')})`));
-      return { custom, generic };
-    } finally {
-      await schema.sql('ROLLBACK');
-      await schema.sql('DEALLOCATE ALL');
-    }
-  }
-
-  const noScanOf = (plan: string, ...tables: string[]) => {
-    for (const t of tables) expect(plan).not.toMatch(new RegExp(`Seq Scan on ${t}\\b`));
-  };
+  const plans = (sql: string, params: unknown[]) => plansOf(schema, sql, params);
 
   it('a claim walks parts_claim in order and finds each message\'s first queued part through parts_queued', async () => {
     for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, 100, 'test-a', 1_000]))) {
@@ -101,6 +105,76 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
     for (const plan of Object.values(await plans(CLAIM_EVENTS_SQL, ['acme', 100, 100, 1_000, 'test-a']))) {
       expect(plan).toContain('outbox_due');
       noScanOf(plan, 'outbox');
+    }
+  });
+});
+
+/**
+ * A status change of a full batch (500 messages) on tables of 40,000 messages that have no
+ * statistics: what a new schema meets in its first minute of a burst, before autovacuum's first
+ * ANALYZE. Left to its costs, the planner joins the batch's keys to parts and messages by hash
+ * over a scan of each table (the control below); the store's session settings (`sessionOptions`)
+ * keep every join an index probe per key.
+ */
+describePg('PostgresStore query plans of a batch of 500, on tables of 40,000 without statistics', () => {
+  const SIZE = 40_000;
+  const BATCH = Array.from({ length: 500 }, (_, i) => `bulk-${1 + i * 79}`);
+  let schema: PgSchema;
+  beforeEach(async () => {
+    schema = await pgSchema();
+    await schema.open();
+    await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+        source_ton, source_npi, dest_ton, dest_npi, validity_period, status, created_at, updated_at)
+      SELECT 'bulk-' || g, 'acme', 'up1', 'Acme', '+4477009' || g, 'hello', 'text', 'GSM7', 1, 5, 0, 1, 1, '', 'SENT', 1, 1
+      FROM generate_series(1, ${SIZE}) g`);
+    await schema.sql(`INSERT INTO parts (message_id, part, message_seq, upstream, data_coding, esm_class, short_message, state, status,
+        smsc_id, match_key, updated_at)
+      SELECT 'bulk-' || g, 1, g, 'up1', 0, 0, '\\x68656c6c6f'::bytea, 'done', 'SENT', 's' || g, 's' || g, 1 FROM generate_series(1, ${SIZE}) g`);
+    const [stats] = await schema.sql<{ n: string }>("SELECT count(*) AS n FROM pg_stats WHERE schemaname = current_schema() AND tablename IN ('parts', 'messages')");
+    expect(Number(stats?.n)).toBe(0);
+  });
+  afterEach(async () => schema.cleanup());
+
+  const noJoinByHashOrMerge = (plan: string) => expect(plan).not.toMatch(/Hash Join|Merge Join|Hash Semi Join/);
+
+  it('the lock of 500 messages probes parts by key; with the server\'s defaults it would scan parts', async () => {
+    const lock = (await plansOf(schema, LOCK_SQL, [BATCH])).custom;
+    noJoinByHashOrMerge(lock);
+    noScanOf(lock, 'parts');
+    expect(lock).toContain('parts_pkey');
+
+    await schema.sql('BEGIN');
+    try {
+      await schema.sql('SET LOCAL enable_hashjoin = on');
+      await schema.sql('SET LOCAL enable_mergejoin = on');
+      const rows = await schema.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${LOCK_SQL}`, [BATCH]);
+      expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Seq Scan on parts\b/);
+    } finally {
+      await schema.sql('ROLLBACK');
+    }
+  });
+
+  it('the flush of 500 parts and messages writes each by key', async () => {
+    const writes = new PendingWrites();
+    BATCH.forEach((id, i) => {
+      writes.part({
+        message_id: id, part: 1, message_seq: i + 1, upstream: 'up1', batch_id: null, state: 'done', status: 'DELIVERED', smsc_id: `s${i}`,
+        match_key: `s${i}`, bind: 'b', attempts: 1, not_before: null, reason: null, updated_at: 2, expires_at: null, claimed_by: null, lease_until: null,
+      });
+      writes.message({
+        seq: i + 1, id, client: 'acme', upstream: 'up1', batch_id: null, destination: '+44', status: 'DELIVERED', reason: null, processed: 1,
+        events: 0, updated_at: 2,
+      });
+    });
+    const flush = (await plansOf(schema, FLUSH_SQL, writes.take(true))).custom;
+    noJoinByHashOrMerge(flush);
+    noScanOf(flush, 'parts', 'messages');
+  });
+
+  it('the receipt keys of 500 submit outcomes find their messages by id, in the generic plan too', async () => {
+    for (const plan of Object.values(await plansOf(schema, LOCK_KEYS_SQL, ['space', BATCH, BATCH.map((id) => `${id}/1`)]))) {
+      noJoinByHashOrMerge(plan);
+      noScanOf(plan, 'messages');
     }
   });
 });
