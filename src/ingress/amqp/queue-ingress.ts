@@ -22,6 +22,7 @@ import { amqpEndpoint, type AmqpConfig } from '../../config/amqp-schema.js';
 import type { SendRequest } from '../../dispatch/accept.js';
 import type { HttpClient } from '../http/auth.js';
 import type { ErrorBody } from '../http/errors.js';
+import { ChannelAcks } from './channel-acks.js';
 import { BrokerLink, describe, type Channel, type ChannelModel, type ConfirmChannel, type Connect, type ConsumeMessage, type Options } from './broker-link.js';
 import { classifyFailure, readSendMessage } from './send-message.js';
 
@@ -75,6 +76,8 @@ interface Session {
   consuming: boolean;
   /** Messages held before their requeue. */
   held: Set<Held>;
+  /** Acks go out together at the end of each turn (`channel-acks.ts`). */
+  acks: ChannelAcks<ConsumeMessage>;
 }
 
 interface Held {
@@ -152,6 +155,8 @@ export class AmqpIngress {
     if (session?.open && session.consumerTag !== undefined) await this.#bounded(session.channel.cancel(session.consumerTag).catch(() => {}));
     if (session) this.#releaseHeld(session);
     await this.#bounded((async () => { while (this.#handling.size > 0) await Promise.all([...this.#handling]); })());
+    // Before the close: an ack still waiting for the end of the turn would be lost with the channel.
+    this.#session?.acks.flush();
     await this.#bounded(this.#link.stop());
   }
 
@@ -165,7 +170,8 @@ export class AmqpIngress {
   async #setUp(connection: ChannelModel): Promise<void> {
     const c = this.#config;
     const channel = await connection.createConfirmChannel();
-    const session: Session = { connection, channel, open: true, consumerTag: undefined, replies: undefined, consuming: false, held: new Set() };
+    const acks = new ChannelAcks<ConsumeMessage>((message, multiple) => this.#sendAck(session, message, multiple), (m) => m.fields.deliveryTag);
+    const session: Session = { connection, channel, open: true, consumerTag: undefined, replies: undefined, consuming: false, held: new Set(), acks };
     let lastError: string | undefined;
     channel.on('error', (e: unknown) => { lastError = describe(e); });
     channel.on('close', () => {
@@ -206,6 +212,7 @@ export class AmqpIngress {
       this.#link.fail('the broker cancelled the consumer (was the queue deleted?)');
       return;
     }
+    session.acks.delivered(message);
     if (this.#stopping) {
       this.#settle(session, message, 'requeue');
       return;
@@ -320,11 +327,24 @@ export class AmqpIngress {
   /** Acks or requeues on the channel that delivered the message; after that channel closed, the broker has requeued it already. */
   #settle(session: Session, message: ConsumeMessage, how: 'ack' | 'requeue'): void {
     if (!session.open) return;
+    if (how === 'ack') {
+      session.acks.ack(message);
+      return;
+    }
+    session.acks.settled(message);
     try {
-      if (how === 'ack') session.channel.ack(message);
-      else session.channel.nack(message, false, true);
+      session.channel.nack(message, false, true);
     } catch {
       // The channel closed in between: the broker requeues the message.
+    }
+  }
+
+  #sendAck(session: Session, message: ConsumeMessage, multiple: boolean): void {
+    if (!session.open) return;
+    try {
+      session.channel.ack(message, multiple);
+    } catch {
+      // The channel closed in between: the broker requeues what it had not been told of.
     }
   }
 
