@@ -13,8 +13,9 @@
  * Each write is one transaction on a pooled connection (a claim, an event claim: one statement),
  * committed before its promise resolves. The writes of every message — accepts of single
  * messages, submit outcomes, receipts — are group-committed (`write-batcher.ts`): concurrent
- * ones share a transaction whose statements carry them all. pg stays in this folder: the other
- * layers see `Store`.
+ * ones share a transaction whose statements carry them all; submit outcomes and receipts share
+ * theirs (`status-writes.ts`), so a receipt that comes soon after its submit_sm_resp is often
+ * written with its outcome. pg stays in this folder: the other layers see `Store`.
  */
 import pg from 'pg';
 import { SystemClock, type Clock } from '../../core/clock.js';
@@ -35,9 +36,10 @@ import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, queueDepth } from './reads.js';
-import { applyReceipts, pruneParked } from './receipts.js';
+import { pruneParked } from './receipts.js';
 import { pruneFinished } from './retention.js';
-import { expire, recordSubmits, recoverInflight, renewLeases, type InstanceContext, type Policies, type SubmitOutcome } from './submit.js';
+import { applyStatusWrites, statusWriteKeys, type StatusWrite, type StatusWriteResult } from './status-writes.js';
+import { expire, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
 import { WriteBatcher, type WriteBatcherStats } from './write-batcher.js';
 
 export interface PostgresStoreOptions {
@@ -72,10 +74,9 @@ const BATCH_CONCURRENCY = 2;
 const MAX_BATCH = 500;
 
 export interface PostgresStoreStats extends DbStats {
-  /** The group commits of accepts, submit outcomes and receipts. */
+  /** The group commits of accepts, and of submit outcomes with receipts. */
   accepts: WriteBatcherStats;
-  submits: WriteBatcherStats;
-  receipts: WriteBatcherStats;
+  statusWrites: WriteBatcherStats;
 }
 
 export class PostgresStore implements Store {
@@ -85,8 +86,7 @@ export class PostgresStore implements Store {
   readonly #ctx: InstanceContext;
   readonly #leaseMs: number;
   readonly #accepts: WriteBatcher<AcceptRequest, Accepted>;
-  readonly #submits: WriteBatcher<SubmitOutcome, undefined>;
-  readonly #receipts: WriteBatcher<ReceiptRecord, ReceiptApplied>;
+  readonly #statusWrites: WriteBatcher<StatusWrite, StatusWriteResult>;
   /** Transactions under way outside the batchers: `close` waits for them. */
   readonly #underway = new Set<Promise<unknown>>();
   #closed = false;
@@ -100,11 +100,9 @@ export class PostgresStore implements Store {
     // Writes are refused once the store is closing (`#write`); those already queued still run.
     const batched = { concurrency: BATCH_CONCURRENCY, maxBatch: MAX_BATCH };
     this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#db.transaction((tx) => acceptLoose(tx, requests)) });
-    this.#submits = new WriteBatcher({
-      ...batched,
-      runBatch: async (outcomes) => { await this.#db.transaction((tx) => recordSubmits(tx, this.#ctx, outcomes)); return outcomes.map(() => undefined); },
+    this.#statusWrites = new WriteBatcher({
+      ...batched, keysOf: statusWriteKeys, runBatch: (writes) => this.#db.transaction((tx) => applyStatusWrites(tx, this.#ctx, writes)),
     });
-    this.#receipts = new WriteBatcher({ ...batched, runBatch: (receipts) => this.#db.transaction((tx) => applyReceipts(tx, this.#ctx.spaces, receipts)) });
   }
 
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
@@ -146,7 +144,7 @@ export class PostgresStore implements Store {
 
   /** Transactions committed so far, those run again after a deadlock, and the group commits: for metrics and tests. */
   get stats(): PostgresStoreStats {
-    return { ...this.#db.stats, accepts: this.#accepts.stats, submits: this.#submits.stats, receipts: this.#receipts.stats };
+    return { ...this.#db.stats, accepts: this.#accepts.stats, statusWrites: this.#statusWrites.stats };
   }
 
   get instanceId(): string {
@@ -169,12 +167,12 @@ export class PostgresStore implements Store {
     return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs)));
   }
 
-  recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
-    return this.#write(this.#submits, { messageId, results, now });
+  async recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
+    await this.#write(this.#statusWrites, { kind: 'submit', outcome: { messageId, results, now } });
   }
 
-  applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
-    return this.#write(this.#receipts, receipt);
+  async applyReceipt(receipt: ReceiptRecord): Promise<ReceiptApplied> {
+    return (await this.#write(this.#statusWrites, { kind: 'receipt', receipt }))!;
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {
@@ -286,7 +284,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.#accepts.drained(), this.#submits.drained(), this.#receipts.drained()]);
+    await Promise.all([this.#accepts.drained(), this.#statusWrites.drained()]);
     await Promise.allSettled([...this.#underway]);
     await this.#pool.end();
     await this.#lock.release();

@@ -6,57 +6,38 @@
  * the keys (`receiptKeyLocksSql`), so one of them sees what the other committed, and a parked
  * receipt is applied exactly once.
  */
-import {
-  mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
-} from '../rules/receipts.js';
-import type { ReceiptApplied, ReceiptRecord } from '../store.js';
+import { mergeReceipt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData } from '../rules/receipts.js';
+import type { ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
-import { receiptKeyLocksSql, type LockSpaces } from './locks.js';
-import { lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
-
-// The keys of every receipt, in hash order: two transactions never wait on each other's keys.
-const LOCK_KEYS_SQL = receiptKeyLocksSql('$1', 'unnest($2::text[], $3::text[]) AS u(upstream, key)');
+import { settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 
 /**
  * For each receipt (`n`), the part with the first of its keys (`ord`) that any part has on its
  * upstream (any bind of any instance; the latest message's when an SMSC has reused an id).
  * Unlocked: with the keys' locks held no part gets or changes such a key meanwhile.
  */
-export const FIND_PARTS_SQL = `SELECT DISTINCT ON (k.n) k.n, found.message_id, found.part, k.key
+export const FIND_PARTS_SQL = `SELECT DISTINCT ON (k.n) k.n, k.ord, found.message_id, found.part, k.key
   FROM unnest($1::int[], $2::text[], $3::text[], $4::int[]) AS k(n, upstream, key, ord)
   CROSS JOIN LATERAL (SELECT message_id, part FROM parts WHERE upstream = k.upstream AND match_key = k.key
     ORDER BY message_seq DESC, part DESC LIMIT 1) AS found
   ORDER BY k.n, k.ord`;
 
-/**
- * Applies receipts in the order given, in four statements whatever their number: the keys'
- * locks, the parts that have them, their messages' locks, and the parking of those that found no
- * part (under load most receipts come before their submit outcome is recorded).
- */
-export async function applyReceipts(tx: Tx, spaces: LockSpaces, receipts: readonly ReceiptRecord[]): Promise<ReceiptApplied[]> {
+/** Where a receipt's part is in the table: its message and part, by which of the receipt's distinct keys (`ord`). */
+export interface FoundPart {
+  message_id: string;
+  part: number;
+  key: string;
+  ord: number;
+}
+
+/** The parts the receipts find in the table, by the receipt's index; the keys' locks must be held. */
+export async function findParts(tx: Tx, receipts: readonly ReceiptRecord[]): Promise<Map<number, FoundPart>> {
   const keys = receipts.flatMap((r, n) => [...new Set(r.keys)].map((key, ord) => ({ n, upstream: r.upstream, key, ord })));
-  if (keys.length > 0) await tx.run(LOCK_KEYS_SQL, [spaces.receipt, keys.map((k) => k.upstream), keys.map((k) => k.key)]);
-  const found = keys.length === 0 ? [] : await tx.rows<{ n: number; message_id: string; part: number; key: string }>(FIND_PARTS_SQL, [
+  if (keys.length === 0) return new Map();
+  const found = await tx.rows<FoundPart & { n: number }>(FIND_PARTS_SQL, [
     keys.map((k) => k.n), keys.map((k) => k.upstream), keys.map((k) => k.key), keys.map((k) => k.ord),
   ]);
-  const byReceipt = new Map(found.map((f) => [f.n, f]));
-  const states = new Map((await lockMessages(tx, found.map((f) => f.message_id))).map((s) => [s.message.id, s]));
-  const applied: ReceiptApplied[] = [];
-  const toPark: ReceiptRecord[] = [];
-  for (const [n, receipt] of receipts.entries()) {
-    const match = byReceipt.get(n);
-    const state = match && states.get(match.message_id);
-    const part = state?.parts.find((p) => p.part === match?.part);
-    if (!match || !state || !part) {
-      toPark.push(receipt);
-      applied.push({ kind: 'parked' });
-      continue;
-    }
-    const changed = applyToPart(tx, state, part, match.key, receipt, receiptChangedAt(receipt.receivedAt, part));
-    applied.push({ kind: 'matched', messageId: state.message.id, part: part.part, key: match.key, changed });
-  }
-  await park(tx, toPark);
-  return applied;
+  return new Map(found.map((f) => [f.n, f]));
 }
 
 export interface ParkedReceipt extends ParkedRow {
@@ -113,7 +94,7 @@ export function applyParked(tx: Tx, state: MessageState, part: PartStatusRow, ma
 }
 
 /** Stores the receipt with its part (of a locked message) and merges its status; returns whether the part's status moved. */
-function applyToPart(tx: Tx, state: MessageState, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
+export function applyToPart(tx: Tx, state: MessageState, part: PartStatusRow, key: string, receipt: ReceiptData, changedAt: number): boolean {
   const row = mergeReceipt(part, key, receipt, changedAt);
   if (row.changed === 1) tx.writes.part(part);
   tx.writes.receipt(row);
@@ -133,7 +114,8 @@ const PARK_SQL = `WITH r AS (
   INSERT INTO parked_receipt_keys (parked_id, upstream, key)
   SELECT DISTINCT r.id, r.upstream, k FROM r, json_array_elements_text(r.keys::json) AS k`;
 
-async function park(tx: Tx, receipts: readonly ReceiptRecord[]): Promise<void> {
+/** Parks receipts that found no part, in the order given. */
+export async function park(tx: Tx, receipts: readonly ReceiptRecord[]): Promise<void> {
   if (receipts.length === 0) return;
   await tx.run(PARK_SQL, [
     receipts.map((r) => r.upstream), receipts.map((r) => JSON.stringify([...new Set(r.keys)])), receipts.map((r) => r.status),

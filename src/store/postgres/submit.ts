@@ -9,9 +9,8 @@ import {
 } from '../rules/submit.js';
 import type { PartResult } from '../store.js';
 import type { Tx } from './db.js';
-import { liveInstancesSql, receiptKeyLocksSql, type LockSpaces } from './locks.js';
+import { liveInstancesSql, type LockSpaces } from './locks.js';
 import { failLoaded, failWhere, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
-import { applyParked, takeParked, type ParkedByKey } from './receipts.js';
 import { releaseClaim } from './rows.js';
 
 export interface InstanceContext {
@@ -26,34 +25,35 @@ export interface SubmitOutcome {
   now: number;
 }
 
-// The keys of every outcome first, in hash order (the upstream is each message's), then the
-// messages in the next statement: the order applyReceipts takes them in.
-export const LOCK_KEYS_SQL = receiptKeyLocksSql('$1',
-  '(SELECT m.upstream, w.key FROM unnest($2::text[], $3::text[]) AS w(message_id, key) JOIN messages m ON m.id = w.message_id) AS u');
-
 /**
- * Records the outcomes of claimed messages' parts, in the order given, in four statements
- * whatever their number. A part already done keeps its first outcome; an unknown message or part
- * is a caller's bug. A requeue of a part that another instance has claimed since (this one's
- * claim was taken over) changes nothing: the part is that one's now.
+ * The match keys of the accepted results that will be recorded (their part not done before
+ * them), as `recordOne` will see them in the order given: the parked receipts to take for them.
  */
-export async function recordSubmits(tx: Tx, ctx: InstanceContext, outcomes: readonly SubmitOutcome[]): Promise<void> {
-  const keyed = outcomes.flatMap((o) => o.results.flatMap((r) => (r.kind === 'accepted' ? [[o.messageId, r.matchKey] as const] : [])));
-  if (keyed.length > 0) await tx.run(LOCK_KEYS_SQL, [ctx.spaces.receipt, keyed.map(([id]) => id), keyed.map(([, key]) => key)]);
-  const states = new Map((await lockMessages(tx, outcomes.map((o) => o.messageId))).map((s) => [s.message.id, s]));
+export function keysToMatch(states: ReadonlyMap<string, MessageState>, outcomes: readonly SubmitOutcome[]): Array<{ upstream: string; key: string }> {
   const wanted: Array<{ upstream: string; key: string }> = [];
   const doneParts = new Map<string, Set<number>>();
   for (const o of outcomes) {
     const state = submittedMessage(states.get(o.messageId), o.messageId);
     let done = doneParts.get(o.messageId);
     if (done === undefined) doneParts.set(o.messageId, done = new Set(state.parts.filter((p) => p.state === 'done').map((p) => p.part)));
-    for (const key of keysToMatch(state, o.results, done)) wanted.push({ upstream: state.message.upstream, key });
+    for (const r of o.results) {
+      if (done.has(r.part) || !state.parts.some((p) => p.part === r.part)) continue;
+      if (r.kind === 'accepted') wanted.push({ upstream: state.message.upstream, key: r.matchKey });
+      if (r.kind !== 'requeue') done.add(r.part);
+    }
   }
-  const parked = await takeParked(tx, wanted);
-  for (const o of outcomes) await recordOne(tx, ctx, states.get(o.messageId)!, o, parked);
+  return wanted;
 }
 
-async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageState, o: SubmitOutcome, parked: ParkedByKey): Promise<void> {
+/** Called when an accepted result has given a part of a locked message its match key (at `now`). */
+export type OnKeyed = (state: MessageState, part: PartStatusRow, matchKey: string, now: number) => void;
+
+/**
+ * Records one message's outcomes on its locked state, in order. A part already done keeps its
+ * first outcome; an unknown part is a caller's bug. A requeue of a part that another instance
+ * has claimed since (this one's claim was taken over) changes nothing: the part is that one's now.
+ */
+export async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageState, o: SubmitOutcome, onKeyed: OnKeyed): Promise<void> {
   const { messageId, results, now } = o;
   for (const result of results) {
     const part = resultPart(state.parts, messageId, result);
@@ -67,23 +67,8 @@ async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageState, o: S
     releaseClaim(part);
     tx.writes.part(part);
     settleLoaded(tx, state, { part: part.part, receipt: null }, now);
-    if (result.kind === 'accepted') applyParked(tx, state, part, result.matchKey, parked.take(state.message.upstream, result.matchKey), now);
+    if (result.kind === 'accepted') onKeyed(state, part, result.matchKey, now);
   }
-}
-
-/**
- * The match keys of the accepted results that will be recorded (their part not done before
- * them), as the loop of `recordOne` will see them; `done` holds the parts done so far (earlier
- * outcomes of the same message in the batch included) and is updated.
- */
-function keysToMatch(state: MessageState, results: readonly PartResult[], done: Set<number>): string[] {
-  const keys: string[] = [];
-  for (const r of results) {
-    if (done.has(r.part) || !state.parts.some((p) => p.part === r.part)) continue;
-    if (r.kind === 'accepted') keys.push(r.matchKey);
-    if (r.kind !== 'requeue') done.add(r.part);
-  }
-  return keys;
 }
 
 const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = $1';

@@ -13,7 +13,7 @@ import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js'
 import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
-import { LOCK_KEYS_SQL } from '../../../src/store/postgres/submit.js';
+import { LOCK_KEYS_SQL } from '../../../src/store/postgres/status-writes.js';
 import { FLUSH_SQL, PendingWrites } from '../../../src/store/postgres/writes.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
@@ -171,8 +171,10 @@ describePg('PostgresStore query plans of a batch of 500, on tables of 40,000 wit
     noScanOf(flush, 'parts', 'messages');
   });
 
-  it('the receipt keys of 500 submit outcomes find their messages by id, in the generic plan too', async () => {
-    for (const plan of Object.values(await plansOf(schema, LOCK_KEYS_SQL, ['space', BATCH, BATCH.map((id) => `${id}/1`)]))) {
+  it('the receipt keys of 500 submit outcomes find their messages by id, in the generic plan too (with 500 receipts\' keys beside them)', async () => {
+    const receiptKeys = BATCH.map((id) => `${id}/r`);
+    const params = ['space', BATCH, BATCH.map((id) => `${id}/1`), receiptKeys.map(() => 'up1'), receiptKeys];
+    for (const plan of Object.values(await plansOf(schema, LOCK_KEYS_SQL, params))) {
       noJoinByHashOrMerge(plan);
       noScanOf(plan, 'messages');
     }

@@ -86,6 +86,66 @@ describe('WriteBatcher', () => {
     expect(await Promise.all(writes)).toEqual([10, 20, 30]);
   });
 
+  describe('with keys', () => {
+    interface Item { id: string; keys: string[] }
+    const item = (id: string, ...keys: string[]): Item => ({ id, keys });
+    function keyedRuns(concurrency: number, maxBatch = 10) {
+      const runs: Array<{ ids: string[]; finish: () => void }> = [];
+      const b = new WriteBatcher<Item, string>({
+        concurrency, maxBatch, keysOf: (i) => i.keys,
+        runBatch: (items) => new Promise<string[]>((resolve) => { runs.push({ ids: items.map((i) => i.id), finish: () => resolve(items.map((i) => i.id)) }); }),
+      });
+      return { b, runs, ids: () => runs.map((r) => r.ids) };
+    }
+
+    it('a write whose key a running transaction holds waits for it, and so do later writes of that key; the others go ahead', async () => {
+      const { b, runs, ids } = keyedRuns(2);
+      const done = [item('a', 'k1'), item('b', 'k1'), item('c', 'k2'), item('d', 'k1', 'k3'), item('e', 'k3'), item('f', 'k4')].map((i) => b.write(i));
+      // a starts alone, b waits for a's k1, c takes the second slot; d, e and f queue.
+      expect(ids()).toEqual([['a'], ['c']]);
+      expect(b.stats.queued).toBe(4);
+      runs[1]!.finish();
+      await settle();
+      // The free slot passes over b (k1 held by a), d (behind b) and e (behind d's k3), and takes f.
+      expect(ids()).toEqual([['a'], ['c'], ['f']]);
+      runs[0]!.finish();
+      await settle();
+      expect(ids()).toEqual([['a'], ['c'], ['f'], ['b', 'd', 'e']]);
+      runs[2]!.finish();
+      runs[3]!.finish();
+      expect(await Promise.all(done)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    });
+
+    it('while every queued write waits, a new one that shares no key with them starts in the free slot', async () => {
+      const { b, runs, ids } = keyedRuns(2);
+      void b.write(item('a', 'k1'));
+      void b.write(item('b', 'k1'));
+      void b.write(item('c', 'k1', 'k2'));
+      expect(ids()).toEqual([['a']]);
+      void b.write(item('d', 'k2')); // behind c, which waits
+      void b.write(item('e'));
+      void b.write(item('f', 'k5'));
+      expect(ids()).toEqual([['a'], ['e']]);
+      runs[1]!.finish();
+      await settle();
+      expect(ids()).toEqual([['a'], ['e'], ['f']]);
+      runs[0]!.finish();
+      await settle();
+      expect(ids()).toEqual([['a'], ['e'], ['f'], ['b', 'c', 'd']]);
+    });
+
+    it('writes of one key in the queue go into one batch, in order, when no transaction holds it', async () => {
+      const { b, runs, ids } = keyedRuns(1, 3);
+      for (const i of [item('a', 'k0'), item('b', 'k1'), item('c', 'k1'), item('d', 'k2'), item('e', 'k1')]) void b.write(i);
+      runs[0]!.finish();
+      await settle();
+      expect(ids()).toEqual([['a'], ['b', 'c', 'd']]);
+      runs[1]!.finish();
+      await settle();
+      expect(ids()).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+    });
+  });
+
   it('refuses a concurrency or batch size below 1', () => {
     expect(() => new WriteBatcher({ concurrency: 0, maxBatch: 1, runBatch: async () => [] })).toThrow(RangeError);
     expect(() => new WriteBatcher({ concurrency: 1, maxBatch: 0, runBatch: async () => [] })).toThrow(RangeError);
