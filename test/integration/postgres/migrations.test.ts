@@ -16,7 +16,7 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     await schema.open();
     expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
-      .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }]);
+      .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
@@ -54,6 +54,30 @@ describePg('PostgresStore migrations and instances', () => {
     expect(await store.pruneFinished(1_000, 10)).toEqual({ messages: 0, batches: 0, inbound: 0, next: null });
   });
 
+  it('version 3 on a schema of version 2: parts and receipts no longer check their message, new pages keep room for updates, the data stays', async () => {
+    schema = await pgSchema();
+    const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema.name}` });
+    await client.connect();
+    try {
+      await migrate(client, schema.name, PG_MIGRATIONS.filter((m) => m.version <= 2));
+    } finally {
+      await client.end();
+    }
+    const foreignKeys = () => schema!.sql<{ conname: string }>(
+      "SELECT conname FROM pg_constraint WHERE contype = 'f' AND connamespace = $1::regnamespace ORDER BY conname", [schema!.name]);
+    expect((await foreignKeys()).map((c) => c.conname)).toEqual(
+      ['messages_batch_id_fkey', 'parked_receipt_keys_parked_id_fkey', 'parts_message_id_fkey', 'receipts_message_id_fkey', 'schedules_batch_id_fkey']);
+    await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+        source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at)
+      VALUES ('kept', 'acme', 'up1', 'Acme', '+44', 'hi', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`);
+    const store = await schema.open();
+    expect((await foreignKeys()).map((c) => c.conname)).toEqual(['messages_batch_id_fkey', 'parked_receipt_keys_parked_id_fkey', 'schedules_batch_id_fkey']);
+    const options = await schema.sql<{ relname: string; reloptions: string[] }>(
+      "SELECT relname, reloptions FROM pg_class WHERE relnamespace = $1::regnamespace AND relname IN ('messages', 'parts') ORDER BY relname", [schema.name]);
+    expect(options).toEqual([{ relname: 'messages', reloptions: ['fillfactor=70'] }, { relname: 'parts', reloptions: ['fillfactor=70'] }]);
+    expect((await store.getMessage('kept'))?.status).toBe('SUBMITTED');
+  });
+
   it('refuses a schema whose version is newer than this smppd knows', async () => {
     schema = await pgSchema();
     await (await schema.open()).close();
@@ -67,7 +91,7 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     const s = schema;
     const stores = await Promise.all(['a', 'b', 'c', 'd'].map((id) => s.open({ instanceId: id })));
-    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     await stores[0]!.accept({ messages: [newMessage('m')], now: 1 });
     expect((await stores[3]!.getMessage('m'))?.status).toBe('SUBMITTED');
   });
