@@ -170,7 +170,7 @@ export function toMessageView(m: MessageViewRow, parts: readonly PartViewRow[]):
   };
 }
 
-export function toPartBody(r: PartRow): StoredPartBody {
+export function toPartBody(r: PartBodyRow): StoredPartBody {
   const body: StoredPartBody = { dataCoding: r.data_coding, esmClass: r.esm_class, shortMessage: r.short_message };
   if (r.sar_ref !== null && r.sar_total !== null && r.sar_seq !== null) {
     body.sar = { refNum: r.sar_ref, total: r.sar_total, seq: r.sar_seq };
@@ -179,13 +179,19 @@ export function toPartBody(r: PartRow): StoredPartBody {
   return body;
 }
 
-/** A queued part as a claim reads it: with its message's addressing, so a claim needs no second read. */
-export type QueuedPartRow = PartRow & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi'
-  | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+/** The columns of a part that its submit_sm is built from. */
+export type PartBodyRow = Pick<PartRow, 'data_coding' | 'esm_class' | 'short_message' | 'sar_ref' | 'sar_total' | 'sar_seq' | 'payload'>;
+
+/**
+ * A queued part as a claim hands it over: its body and attempts, with its message's addressing
+ * (so a claim needs no second read), and nothing a claim does not use.
+ */
+export type QueuedPartRow = PartBodyRow & Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'attempts'>
+  & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
 
 export type ClaimedPart = ClaimedMessage['parts'][number];
 
-export function toClaimedPart(p: PartRow): ClaimedPart {
+export function toClaimedPart(p: QueuedPartRow): ClaimedPart {
   return { ...toPartBody(p), part: p.part, attempts: p.attempts };
 }
 

@@ -32,9 +32,12 @@ export const CLAIM_SQL = `WITH heads AS (
   ), taken AS (
     UPDATE parts t SET state = 'inflight', claimed_by = $4, lease_until = $5, updated_at = $2
     FROM heads h WHERE t.message_id = h.message_id AND t.state = 'queued'
-    RETURNING t.*
+    RETURNING t.message_id, t.part, t.message_seq, t.upstream, t.attempts, t.data_coding, t.esm_class, t.short_message, t.sar_ref,
+      t.sar_total, t.sar_seq, t.payload
   )
-  SELECT taken.*, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period
+  SELECT taken.message_id, taken.part, taken.upstream, taken.attempts, taken.data_coding, taken.esm_class, taken.short_message,
+    taken.sar_ref, taken.sar_total, taken.sar_seq, taken.payload,
+    m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period
   FROM taken JOIN messages m ON m.id = taken.message_id
   ORDER BY taken.message_seq, taken.part`;
 

@@ -1,5 +1,5 @@
 /** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
-import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
+import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage } from '../store.js';
 import type { Sql } from './sql.js';
 
@@ -70,7 +70,7 @@ type ClaimColumns = [
 ];
 
 /** A queued part as the claim leaves it (inflight, changed now): with its message's status columns, and how many parts the message has. */
-type ClaimRow = QueuedPartRow & Pick<MessageRow, 'client' | 'processed' | 'events'> & {
+type ClaimRow = QueuedPartRow & PartRow & Pick<MessageRow, 'client' | 'processed' | 'events'> & {
   message_status: MessageRow['status'];
   message_reason: string | null;
   message_updated_at: number;
