@@ -40,6 +40,11 @@ export async function findParts(tx: Tx, receipts: readonly ReceiptRecord[]): Pro
   return new Map(found.map((f) => [f.n, f]));
 }
 
+/** A receipt key within its upstream, as one string (for maps of parts or receipts by key). */
+export function receiptKeyId(upstream: string, key: string): string {
+  return `${upstream}\u001f${key}`;
+}
+
 export interface ParkedReceipt extends ParkedRow {
   key: string;
 }
@@ -57,22 +62,19 @@ export class ParkedByKey {
   constructor(rows: ParkedReceipt[]) {
     rows.sort((a, b) => a.received_at - b.received_at || a.id - b.id);
     for (const r of rows) {
-      const id = ParkedByKey.#id(r.upstream, r.key);
+      const id = receiptKeyId(r.upstream, r.key);
       this.#lists.set(id, [...(this.#lists.get(id) ?? []), r]);
     }
   }
 
   /** The receipts parked under the key, once: a second take of the same key gets none. */
   take(upstream: string, key: string): ParkedReceipt[] {
-    const id = ParkedByKey.#id(upstream, key);
+    const id = receiptKeyId(upstream, key);
     const list = this.#lists.get(id) ?? [];
     this.#lists.delete(id);
     return list;
   }
 
-  static #id(upstream: string, key: string): string {
-    return `${upstream}\u001f${key}`;
-  }
 }
 
 /**

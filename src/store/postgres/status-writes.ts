@@ -20,7 +20,7 @@ import type { ReceiptApplied, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { receiptKeyLocksSql } from './locks.js';
 import { lockMessages, type MessageState, type PartStatusRow } from './part-status.js';
-import { applyParked, applyToPart, findParts, park, takeParked, type FoundPart, type ParkedByKey } from './receipts.js';
+import { applyParked, applyToPart, findParts, park, receiptKeyId, takeParked, type FoundPart, type ParkedByKey } from './receipts.js';
 import { keysToMatch, recordOne, type InstanceContext, type SubmitOutcome } from './submit.js';
 
 export type StatusWrite =
@@ -63,8 +63,6 @@ interface HeldReceipt {
   taken: boolean;
 }
 
-const keyId = (upstream: string, key: string): string => `${upstream}\u001f${key}`;
-
 /**
  * Applies submit outcomes and receipts in the order given. A submit outcome naming an unknown
  * message or part is a caller's bug and fails the transaction (the batcher then runs each write
@@ -87,7 +85,7 @@ export async function applyStatusWrites(tx: Tx, ctx: InstanceContext, writes: re
   for (const w of writes) {
     if (w.kind === 'submit') {
       await recordOne(tx, ctx, states.get(w.outcome.messageId)!, w.outcome, (state, part, key, now) => {
-        keyed.set(keyId(state.message.upstream, key), { state, part });
+        keyed.set(receiptKeyId(state.message.upstream, key), { state, part });
         applyKeyed(tx, state, part, key, parked, held, now);
       });
       results.push(undefined);
@@ -99,8 +97,10 @@ export async function applyStatusWrites(tx: Tx, ctx: InstanceContext, writes: re
       const h: HeldReceipt = { receipt, taken: false };
       toPark.push(h);
       for (const key of new Set(receipt.keys)) {
-        const id = keyId(receipt.upstream, key);
-        held.set(id, [...(held.get(id) ?? []), h]);
+        const id = receiptKeyId(receipt.upstream, key);
+        const waiting = held.get(id);
+        if (waiting === undefined) held.set(id, [h]);
+        else waiting.push(h);
       }
       results.push({ kind: 'parked' });
       continue;
@@ -129,7 +129,7 @@ async function lockKeys(tx: Tx, ctx: InstanceContext, outcomes: readonly SubmitO
  * transaction that came before the outcome, oldest first.
  */
 function applyKeyed(tx: Tx, state: MessageState, part: PartStatusRow, key: string, parked: ParkedByKey, held: Map<string, HeldReceipt[]>, now: number): void {
-  const id = keyId(state.message.upstream, key);
+  const id = receiptKeyId(state.message.upstream, key);
   applyParked(tx, state, part, key, parked.take(state.message.upstream, key), now);
   for (const h of held.get(id) ?? []) {
     if (h.taken) continue;
@@ -153,7 +153,7 @@ function matchOf(
   const storedPart = storedState?.parts.find((p) => p.part === stored?.part);
   const storedOrd = storedPart === undefined ? keys.length : stored!.ord;
   for (let ord = 0; ord <= Math.min(storedOrd, keys.length - 1); ord++) {
-    const fresh = keyed.get(keyId(receipt.upstream, keys[ord]!));
+    const fresh = keyed.get(receiptKeyId(receipt.upstream, keys[ord]!));
     if (fresh === undefined) continue;
     if (ord < storedOrd || isLater(fresh.part, storedPart!)) return { ...fresh, key: keys[ord]! };
     break;
