@@ -92,7 +92,7 @@ export async function takeParked(tx: Tx, wanted: ReadonlyArray<{ upstream: strin
  * (taken by `takeParked`), oldest first. The changes are dated `now` or later.
  */
 export function applyParked(tx: Tx, state: MessageState, part: PartStatusRow, matchKey: string, parked: readonly ParkedRow[], now: number): void {
-  for (const r of parked) applyToPart(tx, state, part, matchKey, unparked(r), unparkedChangedAt(r, now));
+  for (const r of parked) applyToPart(tx, state, part, matchKey, unparked(r), unparkedChangedAt(r.received_at, now));
 }
 
 /** Stores the receipt with its part (of a locked message) and merges its status; returns whether the part's status moved. */

@@ -15,7 +15,7 @@
  * that comes before the outcome giving its key is answered 'parked', and that outcome applies
  * it, dated as an unparked receipt (`unparkedChangedAt`); it never reaches the parking table.
  */
-import { receiptChangedAt } from '../rules/receipts.js';
+import { receiptChangedAt, unparkedChangedAt } from '../rules/receipts.js';
 import type { ReceiptApplied, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { receiptKeyLocksSql } from './locks.js';
@@ -134,7 +134,7 @@ function applyKeyed(tx: Tx, state: MessageState, part: PartStatusRow, key: strin
   for (const h of held.get(id) ?? []) {
     if (h.taken) continue;
     h.taken = true;
-    applyToPart(tx, state, part, key, h.receipt, Math.max(now, h.receipt.receivedAt));
+    applyToPart(tx, state, part, key, h.receipt, unparkedChangedAt(h.receipt.receivedAt, now));
   }
   held.delete(id);
 }

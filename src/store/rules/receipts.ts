@@ -52,9 +52,12 @@ export function receiptChangedAt(receivedAt: number, part: Pick<PartStatusRow, '
   return Math.max(receivedAt, part.updated_at);
 }
 
-/** A parked receipt applied after its part got its key: dated `now` (after the SENT of the submit), or later. */
-export function unparkedChangedAt(parked: ParkedRow, now: number): number {
-  return Math.max(now, parked.received_at);
+/**
+ * A receipt that came before its part had its key (parked, or held in the same commit), applied
+ * when the submit outcome gives it: dated `now` (after the SENT of the submit), or later.
+ */
+export function unparkedChangedAt(receivedAt: number, now: number): number {
+  return Math.max(now, receivedAt);
 }
 
 /** A parked receipt as it is applied; it keeps its own receivedAt. */

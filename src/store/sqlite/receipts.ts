@@ -57,7 +57,7 @@ export function applyParked(sql: Sql, upstream: string, matchKey: string, messag
   for (const r of parked) {
     // Looked up each time: the previous receipt may have settled the message (and a final one leaves the cache).
     const { state, part } = partState(sql, messageId, partNo);
-    applyToPart(sql, state, part, matchKey, unparked(r), unparkedChangedAt(r, now));
+    applyToPart(sql, state, part, matchKey, unparked(r), unparkedChangedAt(r.received_at, now));
     sql.run('DELETE FROM parked_receipts WHERE id = ?', r.id);
     sql.parked.unparked(r.upstream, JSON.parse(r.keys) as string[]);
   }
