@@ -26,7 +26,10 @@ interface EventInsert {
 // flush of 500 parts, where the join by key takes 5.)
 // A status event waits ('blocked') while its message has an earlier event still to deliver, in
 // the database or earlier in this flush; its writer holds the message's lock, so no other
-// instance adds or promotes one meanwhile.
+// instance adds or promotes one meanwhile. That lookup is a scalar subquery, one probe of
+// outbox_live per event: an EXISTS there may be planned as one hash of every undelivered event,
+// which the planner chose whenever the outbox's statistics were older than its rows (a flush of
+// 200 events read 23,000 outbox rows, 15 of its 21 ms; a receiver down for a day means millions).
 export const FLUSH_SQL = plannedEachRun(`WITH
   wp AS (
     UPDATE parts p SET state = u.state, status = u.status, reason = u.reason, smsc_id = u.smsc_id, match_key = u.match_key, bind = u.bind,
@@ -52,7 +55,7 @@ export const FLUSH_SQL = plannedEachRun(`WITH
     INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
     SELECT 'status', u.message_id, u.client, u.upstream, u.payload, u.at, u.at, u.at,
       CASE WHEN row_number() OVER (PARTITION BY u.message_id ORDER BY u.n) > 1
-        OR EXISTS (SELECT 1 FROM outbox e WHERE e.message_id = u.message_id AND e.state IN ('pending', 'blocked'))
+        OR (SELECT 1 FROM outbox e WHERE e.message_id = u.message_id AND e.state IN ('pending', 'blocked') LIMIT 1) IS NOT NULL
       THEN 'blocked' ELSE 'pending' END
     FROM unnest($29::text[], $30::text[], $31::text[], $32::text[], $33::bigint[]) WITH ORDINALITY AS u(message_id, client, upstream, payload, at, n)
     ORDER BY u.n

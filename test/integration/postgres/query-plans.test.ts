@@ -154,7 +154,10 @@ describePg('PostgresStore query plans of a batch of 500, on tables of 40,000 wit
     }
   });
 
-  it('the flush of 500 parts and messages writes each by key', async () => {
+  it('the flush of 500 parts, messages and events writes each by key, and looks up each message\'s undelivered events by key', async () => {
+    // The outbox of a webhook receiver that has been down a while: every message's SENT waits.
+    await schema.sql(`INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+      SELECT 'status', 'bulk-' || g, 'acme', 'up1', '{}', 1, 1, 1, 'pending' FROM generate_series(1, ${SIZE}) g`);
     const writes = new PendingWrites();
     BATCH.forEach((id, i) => {
       writes.part({
@@ -163,12 +166,17 @@ describePg('PostgresStore query plans of a batch of 500, on tables of 40,000 wit
       });
       writes.message({
         seq: i + 1, id, client: 'acme', upstream: 'up1', batch_id: null, destination: '+44', status: 'DELIVERED', reason: null, processed: 1,
-        events: 0, updated_at: 2,
+        events: 1, updated_at: 2,
       });
+      writes.statusEvent({ client: 'acme', upstream: 'up1' }, {
+        type: 'status', messageId: id, channel: 'sms', destination: '+44', status: 'DELIVERED', timestamp: '2026-01-01T00:00:00Z', reason: null,
+        batchId: null, part: { part: 1, status: 'DELIVERED', smscMessageId: `s${i}` }, parts: 1, smscMessageId: `s${i}`, receipt: null,
+      }, 2);
     });
     const flush = (await plansOf(schema, FLUSH_SQL, writes.take(true))).custom;
     noJoinByHashOrMerge(flush);
-    noScanOf(flush, 'parts', 'messages');
+    noScanOf(flush, 'parts', 'messages', 'outbox');
+    expect(flush).toContain('outbox_live');
   });
 
   it('the receipt keys of 500 submit outcomes find their messages by id, in the generic plan too (with 500 receipts\' keys beside them)', async () => {
