@@ -211,9 +211,8 @@ export class PostgresStore implements Store {
     return this.#tx((tx) => pruneFinished(tx, this.#ctx.spaces, before, limit, after));
   }
 
-  async getMessage(messageId: string): Promise<MessageView | undefined> {
-    this.#open();
-    return this.#db.read((db) => getMessage(db, messageId));
+  getMessage(messageId: string): Promise<MessageView | undefined> {
+    return this.#readTx((tx) => getMessage(tx, messageId));
   }
 
   listBatches(client: string): Promise<Batch[]> {
@@ -241,11 +240,11 @@ export class PostgresStore implements Store {
   }
 
   counts(): Promise<StoreCounts> {
-    return this.#read((db) => counts(db));
+    return this.#readTx((tx) => counts(tx));
   }
 
   queueDepth(): Promise<number> {
-    return this.#read((db) => queueDepth(db));
+    return this.#readTx((tx) => queueDepth(tx));
   }
 
   readySince(upstream: string, now: number): Promise<number | null> {
@@ -309,6 +308,12 @@ export class PostgresStore implements Store {
   #write<I, O>(batcher: WriteBatcher<I, O>, item: I): Promise<O> {
     if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
     return batcher.write(item);
+  }
+
+  /** Reads in one read-only transaction (`Db.read`): one snapshot, and settings of its own. */
+  async #readTx<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    this.#open();
+    return this.#db.read(fn);
   }
 
   async #read<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {

@@ -2,6 +2,7 @@
 import { toMessageView, type MessageViewRow, type PartViewRow } from '../rows.js';
 import type { MessageView, StoreCounts } from '../store.js';
 import type { Queryable } from './db.js';
+import { plannedEachRun } from './statements.js';
 
 const MESSAGE_SQL = 'SELECT id, client, upstream, batch_id, source, destination, status, reason, created_at, updated_at FROM messages WHERE id = $1';
 const PARTS_SQL = 'SELECT part, status, smsc_id, reason, attempts, updated_at FROM parts WHERE message_id = $1 ORDER BY part';
@@ -13,16 +14,37 @@ export async function getMessage(db: Queryable, messageId: string): Promise<Mess
   return toMessageView(m, await db.rows<PartViewRow>(PARTS_SQL, [messageId]));
 }
 
-export async function queueDepth(db: Queryable): Promise<number> {
-  return (await db.row<{ n: number }>("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'"))?.n ?? 0;
-}
+/**
+ * The queue's counts read each state's rows off its partial index by a plain index scan, never by
+ * a bitmap. An index keeps the entry of a row that left the state (a claimed part is no longer
+ * queued) until VACUUM; a plain scan that finds such a row dead to every transaction marks its
+ * entry so that later scans pass it by, a bitmap scan never does. Counted by bitmap, the queued
+ * parts of the scale-out benchmark read 43,587 entries and 1,737 pages for 2,857 parts (47 ms)
+ * once a second, and every count more than the one before until a VACUUM; counted by index
+ * scan, each count reads what is queued and what left since the last one. Without a sequential
+ * scan either: without statistics, the planner may take one for the index of a table with as
+ * many dead entries. For the rest of the (read) transaction `tx`.
+ */
+export const COUNT_BY_INDEX_SQL = "SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)";
 
-export async function counts(db: Queryable): Promise<StoreCounts> {
-  const row = await db.row<StoreCounts>(`SELECT
+// Planned each run (`plannedEachRun`): a plan is kept with no regard to the settings above.
+export const QUEUE_DEPTH_SQL = plannedEachRun("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'");
+
+// One count per partial index: parts_queued, parts_inflight, outbox_due, outbox_blocked, outbox_dead.
+export const COUNTS_SQL = plannedEachRun(`SELECT
     (SELECT COUNT(*) FROM parts WHERE state = 'queued') AS queued,
     (SELECT COUNT(*) FROM parts WHERE state = 'inflight') AS inflight,
     (SELECT COUNT(*) FROM parked_receipts) AS parked,
-    (SELECT COUNT(*) FROM outbox WHERE state IN ('pending', 'blocked')) AS outbox,
+    (SELECT COUNT(*) FROM outbox WHERE state = 'pending') + (SELECT COUNT(*) FROM outbox WHERE state = 'blocked') AS outbox,
     (SELECT COUNT(*) FROM outbox WHERE state = 'dead') AS "deadEvents"`);
+
+export async function queueDepth(tx: Queryable): Promise<number> {
+  await tx.run(COUNT_BY_INDEX_SQL);
+  return (await tx.row<{ n: number }>(QUEUE_DEPTH_SQL))?.n ?? 0;
+}
+
+export async function counts(tx: Queryable): Promise<StoreCounts> {
+  await tx.run(COUNT_BY_INDEX_SQL);
+  const row = await tx.row<StoreCounts>(COUNTS_SQL);
   return row ?? { queued: 0, inflight: 0, parked: 0, outbox: 0, deadEvents: 0 };
 }
