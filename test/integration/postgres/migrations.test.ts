@@ -5,6 +5,28 @@ import { migrate, PG_MIGRATIONS } from '../../../src/store/postgres/migrations.j
 import { newMessage } from '../../support/sqlite-store.js';
 import { describePg, PG_URL, pgSchema, type PgSchema } from './pg-store.js';
 
+/** Applies the migrations up to `version` to the schema, as an smppd of that version would. */
+async function migrateTo(schema: PgSchema, version: number): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema.name}` });
+  await client.connect();
+  try {
+    await migrate(client, schema.name, PG_MIGRATIONS.filter((m) => m.version <= version));
+  } finally {
+    await client.end();
+  }
+}
+
+/** A message 'kept', SUBMITTED, written as any version's smppd would (the columns of version 1). */
+async function insertKept(schema: PgSchema): Promise<void> {
+  await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+      source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at)
+    VALUES ('kept', 'acme', 'up1', 'Acme', '+44', 'hi', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`);
+}
+
+function fillFactors(schema: PgSchema): Promise<Array<{ relname: string; reloptions: string[] }>> {
+  return schema.sql("SELECT relname, reloptions FROM pg_class WHERE relnamespace = $1::regnamespace AND relname IN ('messages', 'parts') ORDER BY relname", [schema.name]);
+}
+
 describePg('PostgresStore migrations and instances', () => {
   let schema: PgSchema | undefined;
   afterEach(async () => {
@@ -16,7 +38,8 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     await schema.open();
     expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
-      .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' }]);
+      .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' },
+        { version: 4, name: 'message updates in place' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
@@ -37,13 +60,7 @@ describePg('PostgresStore migrations and instances', () => {
 
   it('version 2 on a schema of version 1: the inbound events in the outbox learn their inbound id, the data stays', async () => {
     schema = await pgSchema();
-    const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema.name}` });
-    await client.connect();
-    try {
-      await migrate(client, schema.name, PG_MIGRATIONS.filter((m) => m.version === 1));
-    } finally {
-      await client.end();
-    }
+    await migrateTo(schema, 1);
     await schema.sql(`INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
       VALUES ('up1', 'acme', '447700900123', '12345', 'STOP', 0, 1, 1)`);
     await schema.sql(`INSERT INTO outbox (kind, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
@@ -56,25 +73,24 @@ describePg('PostgresStore migrations and instances', () => {
 
   it('version 3 on a schema of version 2: parts and receipts no longer check their message, new pages keep room for updates, the data stays', async () => {
     schema = await pgSchema();
-    const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema.name}` });
-    await client.connect();
-    try {
-      await migrate(client, schema.name, PG_MIGRATIONS.filter((m) => m.version <= 2));
-    } finally {
-      await client.end();
-    }
+    await migrateTo(schema, 2);
     const foreignKeys = () => schema!.sql<{ conname: string }>(
       "SELECT conname FROM pg_constraint WHERE contype = 'f' AND connamespace = $1::regnamespace ORDER BY conname", [schema!.name]);
     expect((await foreignKeys()).map((c) => c.conname)).toEqual(
       ['messages_batch_id_fkey', 'parked_receipt_keys_parked_id_fkey', 'parts_message_id_fkey', 'receipts_message_id_fkey', 'schedules_batch_id_fkey']);
-    await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
-        source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at)
-      VALUES ('kept', 'acme', 'up1', 'Acme', '+44', 'hi', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`);
-    const store = await schema.open();
+    await insertKept(schema);
+    await migrateTo(schema, 3);
     expect((await foreignKeys()).map((c) => c.conname)).toEqual(['messages_batch_id_fkey', 'parked_receipt_keys_parked_id_fkey', 'schedules_batch_id_fkey']);
-    const options = await schema.sql<{ relname: string; reloptions: string[] }>(
-      "SELECT relname, reloptions FROM pg_class WHERE relnamespace = $1::regnamespace AND relname IN ('messages', 'parts') ORDER BY relname", [schema.name]);
-    expect(options).toEqual([{ relname: 'messages', reloptions: ['fillfactor=70'] }, { relname: 'parts', reloptions: ['fillfactor=70'] }]);
+    expect(await fillFactors(schema)).toEqual([{ relname: 'messages', reloptions: ['fillfactor=70'] }, { relname: 'parts', reloptions: ['fillfactor=70'] }]);
+    expect((await (await schema.open()).getMessage('kept'))?.status).toBe('SUBMITTED');
+  });
+
+  it('version 4 on a schema of version 3: new pages of messages keep room for a new version of every row, the data stays', async () => {
+    schema = await pgSchema();
+    await migrateTo(schema, 3);
+    await insertKept(schema);
+    const store = await schema.open();
+    expect(await fillFactors(schema)).toEqual([{ relname: 'messages', reloptions: ['fillfactor=50'] }, { relname: 'parts', reloptions: ['fillfactor=70'] }]);
     expect((await store.getMessage('kept'))?.status).toBe('SUBMITTED');
   });
 
@@ -91,7 +107,7 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     const s = schema;
     const stores = await Promise.all(['a', 'b', 'c', 'd'].map((id) => s.open({ instanceId: id })));
-    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     await stores[0]!.accept({ messages: [newMessage('m')], now: 1 });
     expect((await stores[3]!.getMessage('m'))?.status).toBe('SUBMITTED');
   });
