@@ -16,7 +16,7 @@ import {
 } from '../rows.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
 import type {
-  DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
+  DeadEvent, EventOutcome, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
 } from '../store.js';
 import type { Queryable, Tx } from './db.js';
 
@@ -175,9 +175,3 @@ export async function resendStatusEvents(
 }
 
 /** Waiting events (due or backing-off heads, and the blocked ones behind them) and dead ones, per client. */
-export async function outboxDepth(db: Queryable): Promise<OutboxDepth[]> {
-  const rows = await db.rows<{ client: string; pending: number; dead: number }>(
-    `SELECT client, COUNT(*) FILTER (WHERE state IN ('pending', 'blocked')) AS pending, COUNT(*) FILTER (WHERE state = 'dead') AS dead
-     FROM outbox GROUP BY client ORDER BY client COLLATE "C"`);
-  return rows.map((r) => ({ client: r.client, pending: r.pending, dead: r.dead }));
-}

@@ -30,12 +30,12 @@ import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setSch
 import { claim, readySince } from './claim.js';
 import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
 import {
-  claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
+  claimEvents, listDeadEvents, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
 import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
-import { counts, getMessage, queueDepth } from './reads.js';
+import { counts, getMessage, outboxDepth, queueDepth } from './reads.js';
 import { pruneParked } from './receipts.js';
 import { pruneFinished } from './retention.js';
 import { applyStatusWrites, statusWriteKeys, type StatusWrite, type StatusWriteResult } from './status-writes.js';
@@ -273,7 +273,7 @@ export class PostgresStore implements Store {
   }
 
   outboxDepth(): Promise<OutboxDepth[]> {
-    return this.#read((db) => outboxDepth(db));
+    return this.#readTx((tx) => outboxDepth(tx));
   }
 
   /**

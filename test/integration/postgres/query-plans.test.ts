@@ -13,7 +13,7 @@ import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js'
 import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
-import { COUNT_BY_INDEX_SQL, COUNTS_SQL, QUEUE_DEPTH_SQL } from '../../../src/store/postgres/reads.js';
+import { COUNT_BY_INDEX_SQL, COUNTS_SQL, OUTBOX_DEPTH_SQL, QUEUE_DEPTH_SQL } from '../../../src/store/postgres/reads.js';
 import { LOCK_KEYS_SQL } from '../../../src/store/postgres/status-writes.js';
 import { FLUSH_SQL, PendingWrites } from '../../../src/store/postgres/writes.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
@@ -102,7 +102,7 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
     expect(flush).not.toMatch(ARRAY_SEARCH_PER_ROW);
   });
 
-  it('the queue\'s counts read each state off its partial index by an index scan, never by bitmap (which leaves dead entries unmarked)', async () => {
+  it('the queue\'s and the outbox\'s counts read each state off its partial index by an index scan, never by bitmap (which leaves dead entries unmarked)', async () => {
     const explain = async (sql: string) => (await schema.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`)).map((r) => r['QUERY PLAN']).join('\n');
     await schema.sql('BEGIN');
     try {
@@ -110,9 +110,11 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
       await schema.sql(COUNT_BY_INDEX_SQL);
       const depth = await explain(QUEUE_DEPTH_SQL);
       const counts = await explain(COUNTS_SQL);
-      for (const plan of [depth, counts]) expect(plan).not.toMatch(/Bitmap|Seq Scan on (parts|outbox)\b/);
+      const outbox = await explain(OUTBOX_DEPTH_SQL);
+      for (const plan of [depth, counts, outbox]) expect(plan).not.toMatch(/Bitmap|Seq Scan on (parts|outbox)\b/);
       expect(depth).toContain('Index Only Scan using parts_queued');
       for (const index of ['parts_queued', 'parts_inflight', 'outbox_due', 'outbox_blocked', 'outbox_dead']) expect(counts).toContain(`Index Only Scan using ${index}`);
+      for (const index of ['outbox_due', 'outbox_blocked', 'outbox_dead']) expect(outbox).toContain(`Index Only Scan using ${index}`);
     } finally {
       await schema.sql('ROLLBACK');
     }
