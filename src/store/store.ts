@@ -415,7 +415,7 @@ export interface Store {
    */
   readySince(upstream: string, now: number): Promise<number | null>;
 
-  /** Queued parts only: the cheap figure the 429 decision reads often (counts() also scans the outbox). */
+  /** Queued parts only: the cheap figure the 429 decision reads often (counts() also counts the outbox). */
   queueDepth(): Promise<number>;
 
   /** Flushes pending writes and closes. */

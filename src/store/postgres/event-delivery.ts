@@ -173,5 +173,3 @@ export async function resendStatusEvents(
   }
   return resendPage(rows, limit);
 }
-
-/** Waiting events (due or backing-off heads, and the blocked ones behind them) and dead ones, per client. */

@@ -30,7 +30,8 @@ export const COUNT_BY_INDEX_SQL = "SELECT set_config('enable_bitmapscan', 'off',
 // Planned each run (`plannedEachRun`): a plan is kept with no regard to the settings above.
 export const QUEUE_DEPTH_SQL = plannedEachRun("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'");
 
-// One count per partial index: parts_queued, parts_inflight, outbox_due, outbox_blocked, outbox_dead.
+// One count per partial index: parts_queued, parts_inflight, outbox_due, outbox_blocked, outbox_dead;
+// the parked receipts (a few, for tens of milliseconds each) by parked_receipts_received.
 export const COUNTS_SQL = plannedEachRun(`SELECT
     (SELECT COUNT(*) FROM parts WHERE state = 'queued') AS queued,
     (SELECT COUNT(*) FROM parts WHERE state = 'inflight') AS inflight,
@@ -38,9 +39,11 @@ export const COUNTS_SQL = plannedEachRun(`SELECT
     (SELECT COUNT(*) FROM outbox WHERE state = 'pending') + (SELECT COUNT(*) FROM outbox WHERE state = 'blocked') AS outbox,
     (SELECT COUNT(*) FROM outbox WHERE state = 'dead') AS "deadEvents"`);
 
-// Each client's events, per partial index (outbox_due, outbox_blocked, outbox_dead: each leads with
-// the client), instead of one scan of the whole table.
-export const OUTBOX_DEPTH_SQL = plannedEachRun(`SELECT c.client, sum(c.pending)::int AS pending, sum(c.dead)::int AS dead FROM (
+// Waiting events (due or backing-off heads, and the blocked ones behind them) and dead ones, per
+// client, per partial index (outbox_due, outbox_blocked, outbox_dead: each leads with the client),
+// instead of one scan of the whole table. Each live event costs a visit of its row until VACUUM
+// marks its page all-visible, as the table scan did; what the indexes leave out is the dead rows.
+export const OUTBOX_DEPTH_SQL = plannedEachRun(`SELECT c.client, sum(c.pending)::bigint AS pending, sum(c.dead)::bigint AS dead FROM (
     SELECT client, COUNT(*) AS pending, 0 AS dead FROM outbox WHERE state = 'pending' GROUP BY client
     UNION ALL SELECT client, COUNT(*), 0 FROM outbox WHERE state = 'blocked' GROUP BY client
     UNION ALL SELECT client, 0, COUNT(*) FROM outbox WHERE state = 'dead' GROUP BY client
@@ -57,7 +60,6 @@ export async function counts(tx: Queryable): Promise<StoreCounts> {
   return row ?? { queued: 0, inflight: 0, parked: 0, outbox: 0, deadEvents: 0 };
 }
 
-/** Undelivered (pending or blocked) and dead events per client. */
 export async function outboxDepth(tx: Queryable): Promise<OutboxDepth[]> {
   await tx.run(COUNT_BY_INDEX_SQL);
   const rows = await tx.rows<{ client: string; pending: number; dead: number }>(OUTBOX_DEPTH_SQL);
