@@ -74,7 +74,6 @@ export class ParkedByKey {
     this.#lists.delete(id);
     return list;
   }
-
 }
 
 /**
