@@ -22,6 +22,7 @@ const ROWS: Row[] = [
   ['submit_sm/s at SMSC', (r) => String(r.smscSubmitsPerSecond)],
   ['submit_sm per instance', (r) => r.perInstance.map((p) => String(p.submits)).join(' / ')],
   ['receipts per instance', (r) => r.perInstance.map((p) => Object.entries(p.receipts).map(([k, v]) => `${v} ${k}`).join(', ') || '–').join(' / ')],
+  ['messages dispatched per instance, by way', (r) => r.perInstance.map((p) => Object.entries(p.dispatched ?? {}).map(([k, v]) => `${v} ${k}`).join(', ') || '–').join(' / ')],
   ['max outstanding/bind at SMSC', (r) => String(r.smscMaxOutstandingPerBind)],
   ['daemon CPU µs/msg (all instances)', (r) => String(r.daemonCpuUsPerMessage)],
   ['CPU % daemons (each)', (r) => `${r.cpuPercent.daemons} (${each(r.perInstance, (p) => p.cpuPercent)})`],

@@ -64,6 +64,8 @@ export interface PerInstance {
   submits: number;
   /** smppd_receipts_total by result when the case ended (parked: it came before its submit_sm_resp was recorded). */
   receipts: Record<string, number>;
+  /** smppd_dispatched_total by how messages reached the binds: from a claim, or straight from their accept. */
+  dispatched: Record<string, number>;
   cpuPercent: number;
   /** Time its main thread was ready to run but waited for a core, % of the wall time. */
   waitingPercent: number;
@@ -280,7 +282,7 @@ async function measure(c: ScaleOutCase, servers: ScaleOutServers, rig: Rig): Pro
     smscMaxOutstandingPerBind: counters.binds.reduce((m, b) => Math.max(m, b.maxOutstanding), 0),
     smscThrottled: counters.totals.throttled,
     perInstance: daemons.map((d, i) => ({
-      instanceId: `bench-${i + 1}`, submits: instances[i]!.submits, receipts: instances[i]!.receipts,
+      instanceId: `bench-${i + 1}`, submits: instances[i]!.submits, receipts: instances[i]!.receipts, dispatched: instances[i]!.dispatched,
       cpuPercent: cpu.daemons[i]!, waitingPercent: cpu.waiting[i]!, peakRssMb: round(d.peakRssMb()),
       exitCode: null, warnings: d.warningCount, warningsWhileStopping: 0,
     })),
@@ -370,13 +372,17 @@ function readMeters(m: Meters): { daemons: number[]; waiting: number[]; simulato
   };
 }
 
-/** From the daemon's GET /metrics: submit_sm written by its binds, receipts by result. */
-async function instanceMetrics(port: number): Promise<{ submits: number; receipts: Record<string, number> }> {
+/** From the daemon's GET /metrics: submit_sm written by its binds, receipts by result, messages dispatched by way. */
+async function instanceMetrics(port: number): Promise<{ submits: number; receipts: Record<string, number>; dispatched: Record<string, number> }> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    return { submits: sumByLabel(text, 'smppd_bind_submits_total', 'upstream')['sim'] ?? 0, receipts: sumByLabel(text, 'smppd_receipts_total', 'result') };
+    return {
+      submits: sumByLabel(text, 'smppd_bind_submits_total', 'upstream')['sim'] ?? 0,
+      receipts: sumByLabel(text, 'smppd_receipts_total', 'result'),
+      dispatched: sumByLabel(text, 'smppd_dispatched_total', 'via'),
+    };
   } catch {
-    return { submits: NaN, receipts: {} };
+    return { submits: NaN, receipts: {}, dispatched: {} };
   }
 }
 
