@@ -8,7 +8,7 @@ import type { Log } from '../core/log.js';
 import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
-import { Dispatcher } from '../dispatch/dispatcher.js';
+import { Dispatcher, type DispatchCounters } from '../dispatch/dispatcher.js';
 import { InboundRouting } from '../dispatch/inbound-routing.js';
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
@@ -53,7 +53,7 @@ export interface RunningDaemon {
 }
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
-export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & HttpMetricsSource & AmqpIngressMetrics & RetentionMetrics & {
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & HttpMetricsSource & AmqpIngressMetrics & RetentionMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
 };
 
@@ -129,11 +129,13 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   deps.onPool?.(pool);
   const dispatcher = new Dispatcher({
     store, pool, clock, log: log.child({ component: 'dispatcher' }),
+    ...(deps.metrics ? { counters: deps.metrics } : {}),
     // Twice what the windows hold: the next messages wait in the pool's queue, not in the store.
     upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
   });
   const acceptor = new Acceptor({
     store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
+    admit: (upstream) => dispatcher.admit(upstream),
     upstreams: config.upstreams.map((u) => ({
       name: u.name,
       compose: {

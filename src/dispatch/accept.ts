@@ -7,9 +7,10 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
-import type { Store, NewMessage, StoredPartBody } from '../store/store.js';
+import type { ClaimedMessage, Store, NewMessage, StoredPartBody } from '../store/store.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
+import type { Admission } from './dispatcher.js';
 
 /** What every send names, single or bulk (the provider's sendSms / bulkRequest fields). */
 export interface SendCommon {
@@ -42,8 +43,13 @@ export interface AcceptorOptions {
   maxQueued: number;
   /** Message ids; time-ordered UUIDs (version 7) by default. */
   newId?: () => string;
-  /** Called after each commit of new work (the dispatcher's wake-up). */
+  /** Called after each commit of new work the dispatcher has to claim (its wake-up). */
   onAccepted?: () => void;
+  /**
+   * The dispatcher's `admit`: a single send goes to the pool straight from its accept when the
+   * dispatcher has room and the store `claimsOnAccept`. Default: every message is queued.
+   */
+  admit?: (upstream: string) => Admission;
   /** Whether a client's messages produce status events (it has a webhook). Default: none do. */
   wantsEvents?: (client: string) => boolean;
 }
@@ -66,6 +72,7 @@ export class Acceptor {
   readonly #composer: MessageComposer;
   readonly #onAccepted: () => void;
   readonly #wantsEvents: (client: string) => boolean;
+  readonly #admit: ((upstream: string) => Admission) | undefined;
   #depth = { value: 0, readAt: -Infinity };
   /** The reading under way: every request that finds the last one too old waits for this one. */
   #depthReading: Promise<void> | null = null;
@@ -81,6 +88,7 @@ export class Acceptor {
     this.#composer = new MessageComposer(first.compose);
     this.#onAccepted = o.onAccepted ?? (() => {});
     this.#wantsEvents = o.wantsEvents ?? (() => false);
+    this.#admit = o.store.claimsOnAccept === true ? o.admit : undefined;
   }
 
   /** Throws QUEUE_FULL when the store holds more queued parts than allowed; callers answer 429. */
@@ -110,17 +118,35 @@ export class Acceptor {
     await this.checkCapacity();
     const message = this.#message(req, req.destination);
     const now = this.#clock.wallNow();
-    const scheduled = req.schedule !== undefined;
+    if (req.schedule === undefined) {
+      await this.#acceptLoose(message, now);
+      return { messageId: message.id, batchId: null };
+    }
     const accepted = await this.#store.accept({
       messages: [message],
       now,
-      ...(scheduled ? {
-        batch: this.#batch(req, 'single', message),
-        schedule: { client: req.client, runAt: req.schedule!.runAt, repeat: req.schedule!.repeat },
-      } : {}),
+      batch: this.#batch(req, 'single', message),
+      schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
     });
     this.#onAccepted();
     return { messageId: message.id, batchId: accepted.batchId };
+  }
+
+  /** A message without a batch or a schedule: claimed at its accept and handed over when the dispatcher admits it, else queued. */
+  async #acceptLoose(message: NewMessage, now: number): Promise<void> {
+    const admission = this.#admit?.(message.upstream);
+    try {
+      await this.#store.accept({ messages: [message], now, ...(admission?.direct === true ? { claimed: true } : {}) });
+    } catch (e) {
+      admission?.done();
+      throw e;
+    }
+    if (admission?.direct === true) {
+      admission.handOver(claimedOf(message));
+      return;
+    }
+    admission?.done();
+    this.#onAccepted();
   }
 
   /**
@@ -192,6 +218,15 @@ export class Acceptor {
   #batch(req: SendCommon, reqType: string, sample: NewMessage) {
     return { client: req.client, senderId: req.senderId, reqType, messageType: sample.encoding, campaignName: req.campaignName ?? null };
   }
+}
+
+/** A message as a claim would return it right after its accept: every part, none tried yet. */
+export function claimedOf(m: NewMessage): ClaimedMessage {
+  return {
+    id: m.id, upstream: m.upstream, source: m.source, destination: m.destination, registeredDelivery: m.registeredDelivery,
+    sourceTon: m.sourceTon, sourceNpi: m.sourceNpi, destTon: m.destTon, destNpi: m.destNpi, validityPeriod: m.validityPeriod,
+    parts: m.parts.map((p, i) => ({ ...p, part: i + 1, attempts: 0 })),
+  };
 }
 
 /** Adds the numbers of one bulk job in committed chunks. */

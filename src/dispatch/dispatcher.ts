@@ -3,7 +3,9 @@
  * The store decides what is ready (batch active, schedule released, not expired, retry time
  * passed) and marks it inflight in the same commit, so a restart knows what was handed over;
  * the pool sends each message's parts in order and retries transient codes; this loop maps the
- * pool's outcomes to part results and keeps the pool fed without overfilling it.
+ * pool's outcomes to part results and keeps the pool fed without overfilling it. A single send
+ * accepted while its lane is caught up and has room skips the claim (`admit`): a store that
+ * `claimsOnAccept` commits it inflight, and the acceptor hands it over here.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
@@ -15,6 +17,20 @@ import { commandStatusReason } from '../sms/status.js';
 import { buildSubmitSm } from './compose.js';
 
 /** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
+/**
+ * How one accepted message reaches the pool, decided before its accept (`Dispatcher.admit`).
+ * `direct`: the lane has room and nothing older waits in the queue, so the message is stored
+ * claimed (`AcceptRequest.claimed`) and handed over after its commit, without a claim; else it
+ * is stored queued and claimed as usual. Either way `handOver` or `done` is called once.
+ */
+export interface Admission {
+  readonly direct: boolean;
+  /** After the commit of a direct accept: the message goes to the pool. */
+  handOver(message: ClaimedMessage): void;
+  /** The accept is over without a hand-over: it failed, or its message was stored queued. */
+  done(): void;
+}
+
 export interface SubmitTarget {
   accepting(upstream: string): boolean;
   submit(upstream: string, parts: SubmitPart[]): Promise<MessageOutcome>;
@@ -28,6 +44,13 @@ export interface DispatcherUpstream {
   onUncertain: 'resend' | 'fail';
 }
 
+export interface DispatchCounters {
+  /** A message handed to the pool: from a claim, or from its accept (`admit`). */
+  dispatched(upstream: string, via: 'claim' | 'accept'): void;
+}
+
+const noCounters: DispatchCounters = { dispatched: () => {} };
+
 export interface DispatcherOptions {
   store: Store;
   pool: SubmitTarget;
@@ -40,6 +63,7 @@ export interface DispatcherOptions {
   claimBatch?: number;
   /** Parked receipts older than this are dropped (they belong to no message of ours). Default 7 days. */
   parkedMaxAgeMs?: number;
+  counters?: DispatchCounters;
 }
 
 /** How often old parked receipts are dropped. */
@@ -52,6 +76,11 @@ interface Lane {
   inPool: number;
   running: boolean;
   again: boolean;
+  /**
+   * The last claim found fewer ready messages than it asked for, and no message was admitted
+   * to the queue since: a new message may go straight to the pool without overtaking a backlog.
+   */
+  caughtUp: boolean;
 }
 
 export class Dispatcher {
@@ -66,8 +95,10 @@ export class Dispatcher {
   #stopped = true;
 
   constructor(o: DispatcherOptions) {
-    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, ...o };
-    this.#lanes = new Map(o.upstreams.map((u) => [u.name, { upstream: u, inPool: 0, running: false, again: false }]));
+    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, counters: noCounters, ...o };
+    this.#lanes = new Map(o.upstreams.map((u) => [u.name, {
+      upstream: u, inPool: 0, running: false, again: false, caughtUp: false,
+    }]));
   }
 
   /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
@@ -97,6 +128,40 @@ export class Dispatcher {
     if (this.#requeuedAtStop > 0) {
       this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
     }
+  }
+
+  /**
+   * How a message of `upstream` about to be accepted reaches the pool (`Admission`). Direct
+   * when the lane is caught up and has room, which is then the message's until `handOver` or
+   * `done`; else queued, and the lane is no longer caught up: the next claim takes the queue.
+   */
+  admit(upstream: string): Admission {
+    const lane = this.#lanes.get(upstream);
+    if (lane === undefined) return { direct: false, handOver: () => {}, done: () => {} };
+    if (!this.#stopped && lane.caughtUp && lane.inPool < lane.upstream.maxInPool && this.#o.pool.accepting(upstream)) {
+      lane.inPool++;
+      let over = false;
+      return {
+        direct: true,
+        handOver: (m) => {
+          if (over) return;
+          over = true;
+          lane.inPool--;
+          this.#o.counters.dispatched(upstream, 'accept');
+          this.#handOver(lane, m);
+        },
+        done: () => {
+          if (over) return;
+          over = true;
+          lane.inPool--;
+          this.#kick(upstream);
+        },
+      };
+    }
+    // Queued after the others: the next claim takes them in order, this one too (its accept
+    // wakes the dispatcher after the commit).
+    lane.caughtUp = false;
+    return { direct: false, handOver: () => {}, done: () => {} };
   }
 
   /** Messages handed to the pool and not yet recorded, per upstream (for metrics). */
@@ -156,8 +221,17 @@ export class Dispatcher {
         log.error({ event: 'store_error', upstream: name, err: e }, 'claiming ready messages failed; retrying at the next poll');
         return;
       }
-      for (const m of claimed) this.#handOver(lane, m);
-      if (claimed.length < Math.min(room, claimBatch)) return;
+      for (const m of claimed) {
+        this.#o.counters.dispatched(name, 'claim');
+        this.#handOver(lane, m);
+      }
+      if (claimed.length < Math.min(room, claimBatch)) {
+        // Caught up. A queued accept that commits after this claim's snapshot is not in it:
+        // its wake-up claims it next, after the direct sends of those few milliseconds. Asking
+        // for none under way instead never caught up again under a steady stream of accepts.
+        lane.caughtUp = true;
+        return;
+      }
     }
   }
 
@@ -179,7 +253,9 @@ export class Dispatcher {
       .finally(() => {
         lane.inPool--;
         this.#settling.delete(settled);
-        this.#kick(lane.upstream.name);
+        // Room for a claim, unless nothing waits: a caught-up lane's new messages come straight
+        // from their accepts, and what becomes ready later (a retry, a schedule) the poll claims.
+        if (!lane.caughtUp) this.#kick(lane.upstream.name);
       });
     this.#settling.add(settled);
   }

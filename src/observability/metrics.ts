@@ -55,6 +55,7 @@ export class Metrics {
   readonly #httpSeconds: Histogram<'route'>;
   readonly #receipts: Counter<'upstream' | 'result'>;
   readonly #inbound: Counter<'upstream'>;
+  readonly #dispatched: Counter<'upstream' | 'via'>;
   readonly #amqpMessages: Counter<'result'>;
   readonly #amqpConnected: Gauge;
   readonly #pruned: Counter<'kind'>;
@@ -96,6 +97,10 @@ export class Metrics {
     this.#receipts = new Counter({
       name: 'smppd_receipts_total', help: 'delivery receipts by result: matched, parked (before their submit_sm_resp), ignored (no change), unknown_stat, error (answered with a temporary error)',
       labelNames: ['upstream', 'result'], registers: [r],
+    });
+    this.#dispatched = new Counter({
+      name: 'smppd_dispatched_total', help: 'messages handed to the binds, by how they left the store: claim (taken from the queue), accept (stored claimed and handed over at once: the queue was empty)',
+      labelNames: ['upstream', 'via'], registers: [r],
     });
     this.#inbound = new Counter({ name: 'smppd_inbound_total', help: 'inbound (MO) messages stored', labelNames: ['upstream'], registers: [r] });
     this.#amqpMessages = new Counter({
@@ -235,6 +240,11 @@ export class Metrics {
 
   inbound(upstream: string): void {
     this.#inbound.inc({ upstream });
+  }
+
+  /** `DispatchCounters` of the dispatcher. */
+  dispatched(upstream: string, via: 'claim' | 'accept'): void {
+    this.#dispatched.inc({ upstream, via });
   }
 
   /** `AmqpIngressMetrics` of the queue ingress. */

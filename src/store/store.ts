@@ -86,6 +86,13 @@ export interface AcceptRequest {
   batchId?: number;
   /** Creates a schedule for the new batch (requires `batch`); its messages, and those appended later, wait until it is released. */
   schedule?: NewSchedule;
+  /**
+   * The messages go to the pool as soon as this commit is done (the dispatcher has room and
+   * nothing older waits): their parts are stored inflight under this instance's claim, as a
+   * claim in the same commit would leave them, and no claim returns them. Only for a request
+   * without a batch or a schedule, and only where the store says `claimsOnAccept`.
+   */
+  claimed?: boolean;
   now: number;
 }
 
@@ -300,8 +307,19 @@ export interface OutboxDepth {
 }
 
 export interface Store {
-  /** Creates messages (status SUBMITTED, parts queued), with their batch and schedule, in one commit. */
+  /**
+   * Creates messages (status SUBMITTED, parts queued, or inflight when the request is
+   * `claimed` and the store `claimsOnAccept`), with their batch and schedule, in one commit.
+   */
   accept(request: AcceptRequest): Promise<Accepted>;
+
+  /**
+   * Whether `accept` honours `claimed`. A claim is a statement and a write of every part it
+   * takes, a quarter of a shared store's work per message when the queue is empty and every
+   * message is claimed right after its accept; the SQLite store claims in its own process and
+   * does without.
+   */
+  readonly claimsOnAccept?: boolean;
 
   /**
    * Up to `limit` messages of `upstream` with a queued part that may go now: batch active (or

@@ -1,7 +1,9 @@
 /**
  * accept: new messages with their parts queued, in a new or an existing batch, with an optional
  * schedule, in one transaction of three multi-row INSERTs (messages, parts, SUBMITTED events)
- * whatever the number of messages.
+ * whatever the number of messages. The parts of a `claimed` request are inserted inflight under
+ * this instance's claim instead, as `claim.ts` would leave them: the dispatcher sends them at
+ * once, and no claim has to find them, lock them and write them again.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import {
@@ -16,7 +18,8 @@ import { writeNewMessageEvents } from './outbox.js';
 export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
   request.messages.forEach(checkHasParts);
   const target = await resolveTarget(tx, spaces, request);
-  if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now })), target);
+  if (request.claimed === true) throw new SmppdError(ErrorCode.INTERNAL, 'a claimed accept has no batch and no schedule');
+  if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now, claimed: false })), target);
   if (target.batchId !== null && request.batch === undefined) {
     await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);
   }
@@ -28,17 +31,23 @@ export function isLoose(request: AcceptRequest): boolean {
   return request.batch === undefined && request.batchId === undefined && request.schedule === undefined;
 }
 
+/** Who claims the parts of `claimed` requests, and until when (`claim.ts`'s lease, from each request's `now`). */
+export interface AcceptClaim {
+  instanceId: string;
+  leaseMs: number;
+}
+
 /**
  * Several loose requests (`isLoose`) in the same three statements, their messages in the order
  * of the requests: what single sendSms calls under load come to.
  */
-export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[]): Promise<Accepted[]> {
+export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[], claim: AcceptClaim): Promise<Accepted[]> {
   for (const r of requests) {
     if (!isLoose(r)) throw new SmppdError(ErrorCode.INTERNAL, 'acceptLoose takes requests without a batch or a schedule');
     r.messages.forEach(checkHasParts);
   }
-  const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now })));
-  if (rows.length > 0) await insertMessages(tx, rows, NO_BATCH);
+  const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now, claimed: r.claimed === true })));
+  if (rows.length > 0) await insertMessages(tx, rows, NO_BATCH, claim);
   return requests.map(() => ({ batchId: null, scheduleId: null }));
 }
 
@@ -90,21 +99,27 @@ const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_i
   ORDER BY u.n
   RETURNING seq, id`;
 
+// A claimed part: inflight, claimed_by and lease_until as CLAIM_SQL sets them (`claim.ts`).
 const INSERT_PARTS_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, batch_id, expires_at, held, data_coding, esm_class,
-    short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at)
+    short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at, claimed_by, lease_until)
   SELECT u.message_id, u.part, u.message_seq, u.upstream, $1, u.expires_at, $2, u.data_coding, u.esm_class,
-    u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, 'queued', 'SUBMITTED', u.not_before, u.now
+    u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, CASE WHEN u.claimed THEN 'inflight' ELSE 'queued' END, 'SUBMITTED',
+    u.not_before, u.now, CASE WHEN u.claimed THEN $17::text END, CASE WHEN u.claimed THEN u.now + $18::bigint END
   FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bigint[], $7::text[], $8::bigint[], $9::int[], $10::int[], $11::bytea[],
-    $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[])
-    AS u(now, message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload, not_before)`;
+    $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[], $19::boolean[])
+    AS u(now, message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload,
+      not_before, claimed)`;
 
-/** A new message and the time its request was accepted. */
+/** A new message, the time its request was accepted, and whether its parts go inflight under this instance's claim. */
 interface NewRow {
   m: NewMessage;
   now: number;
+  claimed: boolean;
 }
 
-async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTarget): Promise<void> {
+const NO_CLAIM: AcceptClaim = { instanceId: '', leaseMs: 0 };
+
+async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTarget, claim: AcceptClaim = NO_CLAIM): Promise<void> {
   const col = <T>(f: (m: NewMessage) => T): T[] => rows.map((r) => f(r.m));
   const inserted = await tx.rows<{ seq: number; id: string }>(INSERT_MESSAGES_SQL, [
     target.batchId, rows.map((r) => r.now),
@@ -114,13 +129,14 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTar
     col((m) => m.validityPeriod), col((m) => m.expiresAt), col((m) => m.notBefore), col((m) => (m.events ? 1 : 0)),
   ]);
   const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
-  const parts = rows.flatMap(({ m, now }) => m.parts.map((p, i) => ({ m, p, now, part: i + 1 })));
+  const parts = rows.flatMap(({ m, now, claimed }) => m.parts.map((p, i) => ({ m, p, now, claimed, part: i + 1 })));
   await tx.run(INSERT_PARTS_SQL, [
     target.batchId, target.held, parts.map((x) => x.now),
     parts.map((x) => x.m.id), parts.map((x) => x.part), parts.map((x) => seqOf.get(x.m.id)), parts.map((x) => x.m.upstream),
     parts.map((x) => x.m.expiresAt), parts.map((x) => x.p.dataCoding), parts.map((x) => x.p.esmClass), parts.map((x) => x.p.shortMessage),
     parts.map((x) => x.p.sar?.refNum ?? null), parts.map((x) => x.p.sar?.total ?? null), parts.map((x) => x.p.sar?.seq ?? null),
     parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
+    claim.instanceId, claim.leaseMs, parts.map((x) => x.claimed),
   ]);
   await writeNewMessageEvents(tx, rows.filter((r) => r.m.events)
     .map(({ m, now }) => ({ route: m, payload: submittedEvent(m, target.batchId, now), at: now })));

@@ -4,7 +4,8 @@
  * semantics as the SQLite store (`../sqlite/`), which stays the default for one host; what
  * several instances add is said where it happens:
  *
- * - claims: `claim.ts` (FOR UPDATE SKIP LOCKED, a claim per instance with a lease);
+ * - claims: `claim.ts` (FOR UPDATE SKIP LOCKED, a claim per instance with a lease), and
+ *   `accept.ts` for a send the dispatcher takes straight from its accept (`claimsOnAccept`);
  * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`);
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
@@ -99,7 +100,8 @@ export class PostgresStore implements Store {
     this.#leaseMs = leaseMs;
     // Writes are refused once the store is closing (`#write`); those already queued still run.
     const batched = { concurrency: BATCH_CONCURRENCY, maxBatch: MAX_BATCH };
-    this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#db.transaction((tx) => acceptLoose(tx, requests)) });
+    const acceptClaim = { instanceId: ctx.instanceId, leaseMs };
+    this.#accepts = new WriteBatcher({ ...batched, runBatch: (requests) => this.#db.transaction((tx) => acceptLoose(tx, requests, acceptClaim)) });
     this.#statusWrites = new WriteBatcher({
       ...batched, keysOf: statusWriteKeys, runBatch: (writes) => this.#db.transaction((tx) => applyStatusWrites(tx, this.#ctx, writes)),
     });
@@ -151,19 +153,17 @@ export class PostgresStore implements Store {
     return this.#ctx.instanceId;
   }
 
-  accept(request: AcceptRequest): Promise<Accepted> {
-    if (isLoose(request)) return this.#write(this.#accepts, request);
-    return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
+  readonly claimsOnAccept = true;
+
+  async accept(request: AcceptRequest): Promise<Accepted> {
+    if (!isLoose(request)) return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
+    // Parts claimed by an instance that does not hold its lock are another's to recover.
+    if (request.claimed === true) await this.#ensureLock();
+    return this.#write(this.#accepts, request);
   }
 
   async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
-    this.#open();
-    try {
-      await this.#lock.ensure();
-    } catch (e) {
-      throw asStoreError(e, 'cannot take the instance lock again');
-    }
-    this.#open();
+    await this.#ensureLock();
     return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs)));
   }
 
@@ -303,6 +303,17 @@ export class PostgresStore implements Store {
     const forget = () => { this.#underway.delete(done); };
     done.then(forget, forget);
     return done;
+  }
+
+  /** The instance lock, taken again if its connection was lost, before this instance claims parts. */
+  async #ensureLock(): Promise<void> {
+    this.#open();
+    try {
+      await this.#lock.ensure();
+    } catch (e) {
+      throw asStoreError(e, 'cannot take the instance lock again');
+    }
+    this.#open();
   }
 
   #write<I, O>(batcher: WriteBatcher<I, O>, item: I): Promise<O> {

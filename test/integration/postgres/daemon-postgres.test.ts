@@ -11,6 +11,7 @@ import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
+import { Metrics } from '../../../src/observability/metrics.js';
 import { SmscSimulator } from '../../../src/simulator/simulator.js';
 import { until } from '../../support/engine.js';
 import { describePg, PG_URL, pgSchema } from './pg-store.js';
@@ -28,7 +29,8 @@ describePg('two daemons on one PostgreSQL store', () => {
     const sim = new SmscSimulator({ host: '127.0.0.1', port: 0, accounts: [{ systemId: 'pg', password: 'pgpw' }], record: true, behaviour: { receipts: { delayMs: 5 } } }, new SystemClock(), silentLog);
     const { port } = await sim.start();
     cleanups.push(() => sim.stop());
-    const daemon = async (instanceId: string): Promise<RunningDaemon> => {
+    const metrics = { 'host-a': new Metrics(() => [], { processMetrics: false }), 'host-b': new Metrics(() => [], { processMetrics: false }) };
+    const daemon = async (instanceId: 'host-a' | 'host-b'): Promise<RunningDaemon> => {
       const dir = mkdtempSync(join(tmpdir(), 'smppd-pg-daemon-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       const config = await parseConfig([
@@ -39,7 +41,7 @@ describePg('two daemons on one PostgreSQL store', () => {
         `upstreams: [{ name: sim, host: 127.0.0.1, port: ${port}, systemId: pg, password: pgpw, binds: 2 }]`,
         '',
       ].join('\n'), dir);
-      const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
+      const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, metrics: metrics[instanceId] });
       cleanups.push(() => d.stop());
       return d;
     };
@@ -60,5 +62,12 @@ describePg('two daemons on one PostgreSQL store', () => {
     const destinations = submits.map((r) => r.destinationAddr);
     expect(destinations).toHaveLength(30);
     expect(new Set(destinations).size).toBe(30);
+    // One send at a time into an empty queue: each went to the binds of the instance that
+    // accepted it straight from its accept, without a claim (but those before its first claim).
+    const dispatched = async (m: Metrics, via: string) =>
+      (await m.registry.getSingleMetric('smppd_dispatched_total')!.get()).values.find((v) => v.labels['via'] === via)?.value ?? 0;
+    const byWay = await Promise.all([metrics['host-a'], metrics['host-b']].map(async (m) => [await dispatched(m, 'accept'), await dispatched(m, 'claim')]));
+    expect(byWay.reduce((sum, [accept, claim]) => sum + accept! + claim!, 0)).toBe(30);
+    for (const [accept] of byWay) expect(accept).toBeGreaterThanOrEqual(10);
   }, 60_000);
 });

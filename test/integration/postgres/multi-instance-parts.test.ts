@@ -86,6 +86,38 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
     ]);
   });
 
+  it('a claimed accept stores its parts inflight under its instance, as a claim would; no claim returns them', async () => {
+    await t.a.accept({ messages: [newMessage('q')], now: 1 });
+    await Promise.all([
+      t.a.accept({ messages: [newMessage('x', { partCount: 2 })], now: 5, claimed: true }),
+      t.a.accept({ messages: [newMessage('y')], now: 6 }),
+    ]);
+    expect(await t.schema.sql("SELECT message_id, part, state, claimed_by, lease_until FROM parts ORDER BY message_id, part")).toEqual([
+      { message_id: 'q', part: 1, state: 'queued', claimed_by: null, lease_until: null },
+      { message_id: 'x', part: 1, state: 'inflight', claimed_by: 'host-a', lease_until: 5 + LEASE },
+      { message_id: 'x', part: 2, state: 'inflight', claimed_by: 'host-a', lease_until: 5 + LEASE },
+      { message_id: 'y', part: 1, state: 'queued', claimed_by: null, lease_until: null },
+    ]);
+    expect((await t.b.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['q', 'y']);
+    expect(await t.b.recoverAbandoned({ up1: 'resend' }, 10 + LEASE * 100)).toBe(0);
+    await t.a.recordSubmit('x', [accepted(1, 'AA1'), accepted(2, 'AA2')], 20);
+    expect(await t.b.applyReceipt(delivered('aa1'))).toMatchObject({ kind: 'matched', messageId: 'x', part: 1 });
+    expect((await t.b.getMessage('x'))?.parts.map((p) => p.status)).toEqual(['DELIVERED', 'SENT']);
+  });
+
+  it('a claimed accept of a crashed instance returns to the other once its lease has ended', async () => {
+    await t.a.accept({ messages: [newMessage('x')], now: 1, claimed: true });
+    await t.a.close();
+    expect(await t.b.recoverAbandoned({ up1: 'resend' }, 1 + LEASE + 1)).toBe(1);
+    expect((await t.b.claim('up1', 1 + LEASE + 2, 10)).map((m) => m.id)).toEqual(['x']);
+  });
+
+  it('claimed is only for a message without a batch or a schedule', async () => {
+    const batch = { client: 'acme', senderId: 'ACME', reqType: 'single', messageType: 'TEXT', campaignName: null };
+    await expect(t.a.accept({ messages: [newMessage('x')], now: 1, batch, claimed: true })).rejects.toThrow(/claimed accept/);
+    expect(await t.a.counts()).toMatchObject({ queued: 0, inflight: 0 });
+  });
+
   it('a late requeue from an instance whose claim was taken over leaves the part to its new holder', async () => {
     await t.a.accept({ messages: [newMessage('x')], now: 1 });
     await t.a.claim('up1', 10, 1);

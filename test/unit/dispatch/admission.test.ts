@@ -1,0 +1,251 @@
+/**
+ * A single send straight from its accept to the pool (`Dispatcher.admit`, `Acceptor`): only when
+ * the lane has room and nothing older waits in the queue, never overtaking a queued message, and
+ * without a claim for the messages that went direct.
+ */
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { silentLog } from '../../../src/core/log.js';
+import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
+import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
+import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
+import type { AcceptRequest, ClaimedMessage, PartResult, Store } from '../../../src/store/store.js';
+import { newMessage, partBody } from '../../support/sqlite-store.js';
+
+const message = (id: string) => claimedOf(newMessage(id, { parts: [partBody(id)] }));
+
+const COMPOSE = { defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10, requestReceipts: true } as const;
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+/** A store whose queue is an array; `claim` can be held open to let other things happen during it. */
+class QueueStore {
+  readonly claimsOnAccept = true;
+  queue: ClaimedMessage[] = [];
+  claims = 0;
+  readonly accepts: AcceptRequest[] = [];
+  readonly recorded: Array<{ id: string; results: PartResult[] }> = [];
+  holdClaims = false;
+  #heldClaims: Array<() => void> = [];
+  failAccept: Error | undefined;
+
+  async claim(_upstream: string, _now: number, limit: number): Promise<ClaimedMessage[]> {
+    this.claims++;
+    const snapshot = this.queue.splice(0, limit);
+    if (this.holdClaims) await new Promise<void>((resolve) => this.#heldClaims.push(resolve));
+    return snapshot;
+  }
+
+  releaseClaims(): void {
+    for (const resolve of this.#heldClaims.splice(0)) resolve();
+  }
+
+  async accept(request: AcceptRequest): Promise<{ batchId: null; scheduleId: null }> {
+    await flush();
+    if (this.failAccept) throw this.failAccept;
+    this.accepts.push(request);
+    if (request.claimed !== true) this.queue.push(...request.messages.map(claimedOf));
+    return { batchId: null, scheduleId: null };
+  }
+
+  async recordSubmit(id: string, results: PartResult[]): Promise<void> {
+    this.recorded.push({ id, results });
+  }
+
+  queueDepth = async (): Promise<number> => 0;
+  recoverInflight = async (): Promise<number> => 0;
+  recoverAbandoned = async (): Promise<number> => 0;
+  releaseDue = async (): Promise<number> => 0;
+  expire = async (): Promise<number> => 0;
+  pruneParked = async (): Promise<number> => 0;
+}
+
+/** A pool that answers every submit when told to. */
+class HeldPool implements SubmitTarget {
+  readonly submitted: string[] = [];
+  #answers: Array<() => void> = [];
+  /** Answers at once from now on (to let the dispatcher stop). */
+  answering = false;
+  full = false;
+  accepting(): boolean {
+    return !this.full;
+  }
+
+  submit(_upstream: string, parts: SubmitPart[]): Promise<MessageOutcome> {
+    this.submitted.push(parts[0]!.shortMessage.toString('latin1'));
+    const n = this.submitted.length;
+    return new Promise((resolve) => {
+      this.#answers.push(() => resolve({
+        parts: parts.map((_, i) => ({ kind: 'accepted', messageId: `S${n}-${i}`, bind: 'b1', attempts: 1, latencyMs: 1 })),
+      } satisfies MessageOutcome));
+      if (this.answering) this.answerAll();
+    });
+  }
+
+  answerAll(): void {
+    for (const answer of this.#answers.splice(0)) answer();
+  }
+
+  onDrain(): () => void {
+    return () => {};
+  }
+}
+
+async function rig(maxInPool = 10) {
+  const clock = new ManualClock();
+  const store = new QueueStore();
+  const pool = new HeldPool();
+  const dispatcher = new Dispatcher({
+    store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool, onUncertain: 'resend' }], pollMs: 250,
+  });
+  let wakes = 0;
+  const acceptor = new Acceptor({
+    store: store as unknown as Store, clock, maxQueued: 1_000, upstreams: [{ name: 'up1', compose: COMPOSE }],
+    admit: (upstream) => dispatcher.admit(upstream), onAccepted: () => { wakes++; dispatcher.wake(); },
+  });
+  await dispatcher.start();
+  await flush();
+  const stop = async (): Promise<void> => {
+    pool.answering = true;
+    pool.answerAll();
+    await dispatcher.stop();
+  };
+  const send = (text: string) => acceptor.send({ client: 'acme', senderId: 'ACME', destination: '971500000001', message: text, messageType: 'TEXT' });
+  return { clock, store, pool, dispatcher, acceptor, send, stop, wakes: () => wakes };
+}
+
+describe('Dispatcher.admit', () => {
+  it('before a claim has found the queue empty, a message is queued; after, it goes to the pool from its accept, without a claim', async () => {
+    const clock = new ManualClock();
+    const store = new QueueStore();
+    const pool = new HeldPool();
+    const dispatcher = new Dispatcher({ store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }] });
+    const early = dispatcher.admit('up1');
+    expect(early.direct).toBe(false);
+    early.done();
+    await dispatcher.start();
+    await flush();
+    expect(store.claims).toBe(1);
+    const admission = dispatcher.admit('up1');
+    expect(admission.direct).toBe(true);
+    expect(dispatcher.inPool('up1')).toBe(1);
+    admission.handOver(message('x'));
+    expect(pool.submitted).toEqual(['x']);
+    expect(dispatcher.inPool('up1')).toBe(1);
+    pool.answerAll();
+    await flush();
+    expect(store.recorded).toEqual([{ id: 'x', results: [expect.objectContaining({ part: 1, kind: 'accepted', smscId: 'S1-0' })] }]);
+    expect(dispatcher.inPool('up1')).toBe(0);
+    // Settling a message of a caught-up lane claims nothing: nothing waits.
+    expect(store.claims).toBe(1);
+    pool.answering = true;
+    await dispatcher.stop();
+  });
+
+  it('has room for maxInPool messages: the next is queued, and so is every one after it until a claim catches up', async () => {
+    const { store, pool, dispatcher, clock, stop } = await rig(2);
+    const a = dispatcher.admit('up1');
+    const b = dispatcher.admit('up1');
+    expect([a.direct, b.direct]).toEqual([true, true]);
+    const c = dispatcher.admit('up1');
+    expect(c.direct).toBe(false);
+    a.handOver(message('a'));
+    b.done(); // b's accept failed: its room is back
+    expect(dispatcher.inPool('up1')).toBe(1);
+    // Room again, but c (queued) is older than any new message: no overtaking.
+    expect(dispatcher.admit('up1').direct).toBe(false);
+    store.queue.push(message('c'));
+    c.done();
+    pool.answerAll();
+    clock.advance(250);
+    await flush();
+    expect(pool.submitted).toEqual(['a', 'c']);
+    expect(store.recorded.map((r) => r.id)).toEqual(['a']);
+    await stop();
+  });
+
+  it('a queued message that the catching-up claim did not see goes at its accept\'s wake-up, after the direct sends of that moment', async () => {
+    const { store, pool, dispatcher, stop } = await rig();
+    const a = dispatcher.admit('up1');
+    pool.full = true;
+    const b = dispatcher.admit('up1');
+    pool.full = false;
+    expect([a.direct, b.direct]).toEqual([true, false]);
+    a.handOver(message('a'));
+    // a's outcome starts a claim; b commits after the claim's snapshot.
+    store.holdClaims = true;
+    pool.answerAll();
+    await flush();
+    expect(store.claims).toBe(2);
+    store.queue.push(message('b'));
+    store.releaseClaims();
+    await flush();
+    const c = dispatcher.admit('up1');
+    expect(c.direct).toBe(true);
+    c.handOver(message('c'));
+    store.holdClaims = false;
+    dispatcher.wake(); // b's accept, after its commit
+    await flush();
+    expect(pool.submitted).toEqual(['a', 'c', 'b']);
+    await stop();
+  });
+
+  it('a stopped dispatcher admits nothing direct; an unknown upstream is queued', async () => {
+    const { dispatcher, stop } = await rig();
+    expect(dispatcher.admit('nope').direct).toBe(false);
+    await stop();
+    expect(dispatcher.admit('up1').direct).toBe(false);
+  });
+});
+
+describe('Acceptor with the dispatcher admitting', () => {
+  it('stores an admitted send claimed and hands it over after the commit, without waking a claim', async () => {
+    const { store, pool, send, wakes, stop } = await rig();
+    const { messageId } = await send('hello');
+    expect(store.accepts).toHaveLength(1);
+    expect(store.accepts[0]).toMatchObject({ claimed: true, messages: [{ id: messageId }] });
+    expect(pool.submitted).toHaveLength(1);
+    expect(wakes()).toBe(0);
+    expect(store.claims).toBe(1);
+    await stop();
+  });
+
+  it('a send that is not admitted is stored queued and wakes the dispatcher, whose claim takes it', async () => {
+    const { store, pool, send, wakes, stop } = await rig(1);
+    await send('one');
+    await send('two');
+    expect(store.accepts.map((a) => a.claimed)).toEqual([true, undefined]);
+    expect(wakes()).toBe(1);
+    pool.answerAll();
+    await flush();
+    expect(pool.submitted).toHaveLength(2);
+    await stop();
+  });
+
+  it('a failed accept gives the room back and fails the send', async () => {
+    const { store, send, dispatcher, stop } = await rig(1);
+    store.failAccept = new Error('store down');
+    await expect(send('x')).rejects.toThrow('store down');
+    expect(dispatcher.inPool('up1')).toBe(0);
+    store.failAccept = undefined;
+    await send('y');
+    expect(store.accepts.map((a) => a.claimed)).toEqual([true]);
+    await stop();
+  });
+
+  it('asks nothing of the dispatcher when the store does not claim at accept', async () => {
+    const clock = new ManualClock();
+    const store = { queueDepth: async () => 0, accept: async (r: AcceptRequest) => { accepts.push(r); return { batchId: null, scheduleId: null }; } };
+    const accepts: AcceptRequest[] = [];
+    let admits = 0;
+    const acceptor = new Acceptor({
+      store: store as unknown as Store, clock, maxQueued: 10, upstreams: [{ name: 'up1', compose: COMPOSE }],
+      admit: () => { admits++; throw new Error('not asked'); },
+    });
+    await acceptor.send({ client: 'acme', senderId: 'ACME', destination: '971500000001', message: 'x', messageType: 'TEXT' });
+    expect(admits).toBe(0);
+    expect(accepts[0]?.claimed).toBeUndefined();
+  });
+});
