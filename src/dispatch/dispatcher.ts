@@ -16,7 +16,6 @@ import { responseKey } from '../sms/message-id.js';
 import { commandStatusReason } from '../sms/status.js';
 import { buildSubmitSm } from './compose.js';
 
-/** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
 /**
  * How one accepted message reaches the pool, decided before its accept (`Dispatcher.admit`).
  * `direct`: the lane has room and nothing older waits in the queue, so the message is stored
@@ -31,6 +30,7 @@ export interface Admission {
   done(): void;
 }
 
+/** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
 export interface SubmitTarget {
   accepting(upstream: string): boolean;
   submit(upstream: string, parts: SubmitPart[]): Promise<MessageOutcome>;
@@ -77,8 +77,9 @@ interface Lane {
   running: boolean;
   again: boolean;
   /**
-   * The last claim found fewer ready messages than it asked for, and no message was admitted
-   * to the queue since: a new message may go straight to the pool without overtaking a backlog.
+   * The last claim found fewer ready messages than it asked for, and since then no claim was
+   * cut short (by the room or the pool) and no message was admitted to the queue: a new message
+   * may go straight to the pool without overtaking a backlog.
    */
   caughtUp: boolean;
 }
@@ -87,6 +88,8 @@ export class Dispatcher {
   readonly #o: Required<Omit<DispatcherOptions, 'upstreams'>>;
   readonly #lanes: Map<string, Lane>;
   readonly #settling = new Set<Promise<void>>();
+  /** Direct admissions whose accept is under way: each ends in a hand-over or in nothing. */
+  readonly #admitted = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
   #prunedAt = -Infinity;
   #recoveredAt = -Infinity;
@@ -119,12 +122,16 @@ export class Dispatcher {
     for (const name of this.#lanes.keys()) this.#kick(name);
   }
 
-  /** Stops claiming; resolves when every message handed to the pool has its outcome recorded. */
+  /**
+   * Stops claiming and admitting; resolves when every direct accept under way is over and every
+   * message handed to the pool has its outcome recorded (a hand-over after the pool stopped is
+   * requeued).
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#unsubscribe?.();
-    while (this.#settling.size > 0) await Promise.all([...this.#settling]);
+    while (this.#settling.size > 0 || this.#admitted.size > 0) await Promise.all([...this.#admitted, ...this.#settling]);
     if (this.#requeuedAtStop > 0) {
       this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
     }
@@ -141,19 +148,26 @@ export class Dispatcher {
     if (!this.#stopped && lane.caughtUp && lane.inPool < lane.upstream.maxInPool && this.#o.pool.accepting(upstream)) {
       lane.inPool++;
       let over = false;
+      let end!: () => void;
+      const pending = new Promise<void>((resolve) => { end = resolve; });
+      this.#admitted.add(pending);
+      const finish = (): void => {
+        over = true;
+        lane.inPool--;
+        this.#admitted.delete(pending);
+        end();
+      };
       return {
         direct: true,
         handOver: (m) => {
           if (over) return;
-          over = true;
-          lane.inPool--;
+          finish();
           this.#o.counters.dispatched(upstream, 'accept');
           this.#handOver(lane, m);
         },
         done: () => {
           if (over) return;
-          over = true;
-          lane.inPool--;
+          finish();
           this.#kick(upstream);
         },
       };
@@ -211,13 +225,19 @@ export class Dispatcher {
   async #fill(lane: Lane): Promise<void> {
     const { store, pool, clock, log, claimBatch } = this.#o;
     const name = lane.upstream.name;
-    while (!this.#stopped && pool.accepting(name)) {
+    // Every way out but a short claim may leave ready messages behind: the lane is not caught
+    // up then, and the next settled message or wake-up claims again.
+    for (;;) {
       const room = lane.upstream.maxInPool - lane.inPool;
-      if (room <= 0) return;
+      if (this.#stopped || !pool.accepting(name) || room <= 0) {
+        lane.caughtUp = false;
+        return;
+      }
       let claimed: ClaimedMessage[];
       try {
         claimed = await store.claim(name, clock.wallNow(), Math.min(room, claimBatch));
       } catch (e) {
+        lane.caughtUp = false;
         log.error({ event: 'store_error', upstream: name, err: e }, 'claiming ready messages failed; retrying at the next poll');
         return;
       }
@@ -225,13 +245,11 @@ export class Dispatcher {
         this.#o.counters.dispatched(name, 'claim');
         this.#handOver(lane, m);
       }
-      if (claimed.length < Math.min(room, claimBatch)) {
-        // Caught up. A queued accept that commits after this claim's snapshot is not in it:
-        // its wake-up claims it next, after the direct sends of those few milliseconds. Asking
-        // for none under way instead never caught up again under a steady stream of accepts.
-        lane.caughtUp = true;
-        return;
-      }
+      // Short: caught up. A queued accept that commits after this claim's snapshot is not in
+      // it: its wake-up claims it next, after the direct sends of those few milliseconds.
+      // (Asking for no queued accept under way never caught up again under a steady stream.)
+      lane.caughtUp = claimed.length < Math.min(room, claimBatch);
+      if (lane.caughtUp) return;
     }
   }
 
@@ -254,8 +272,9 @@ export class Dispatcher {
         lane.inPool--;
         this.#settling.delete(settled);
         // Room for a claim, unless nothing waits: a caught-up lane's new messages come straight
-        // from their accepts, and what becomes ready later (a retry, a schedule) the poll claims.
-        if (!lane.caughtUp) this.#kick(lane.upstream.name);
+        // from their accepts (a store that claims at accept), or wake it; what becomes ready
+        // later (a retry, a schedule) the poll claims.
+        if (!lane.caughtUp || this.#o.store.claimsOnAccept !== true) this.#kick(lane.upstream.name);
       });
     this.#settling.add(settled);
   }

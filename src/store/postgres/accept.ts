@@ -16,9 +16,9 @@ import { lockBatchGate, type LockSpaces } from './locks.js';
 import { writeNewMessageEvents } from './outbox.js';
 
 export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
+  if (request.claimed === true) throw new SmppdError(ErrorCode.INTERNAL, 'a claimed accept has no batch and no schedule');
   request.messages.forEach(checkHasParts);
   const target = await resolveTarget(tx, spaces, request);
-  if (request.claimed === true) throw new SmppdError(ErrorCode.INTERNAL, 'a claimed accept has no batch and no schedule');
   if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now, claimed: false })), target);
   if (target.batchId !== null && request.batch === undefined) {
     await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);

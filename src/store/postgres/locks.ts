@@ -63,6 +63,8 @@ export class InstanceLock {
   readonly #space: string;
   readonly #instanceId: string;
   #client: pg.Client | undefined;
+  /** The attempt under way: concurrent callers share it (two attempts would each open a session, and the second find the lock taken by the first). */
+  #taking: Promise<void> | undefined;
   #closed = false;
 
   private constructor(config: pg.ClientConfig, space: string, instanceId: string) {
@@ -77,9 +79,19 @@ export class InstanceLock {
     return lock;
   }
 
+  /** Whether the lock is held now (its session is up). */
+  get held(): boolean {
+    return this.#client !== undefined;
+  }
+
   /** Takes the lock again if its connection was lost; throws when another process holds it. */
-  async ensure(): Promise<void> {
-    if (this.#client !== undefined || this.#closed) return;
+  ensure(): Promise<void> {
+    if (this.#client !== undefined || this.#closed) return Promise.resolve();
+    this.#taking ??= this.#take().finally(() => { this.#taking = undefined; });
+    return this.#taking;
+  }
+
+  async #take(): Promise<void> {
     const client = new pg.Client({ ...this.#config, types: TYPES });
     // A lost connection is noticed here and at the next claim, never thrown at the event loop.
     client.on('error', () => { if (this.#client === client) this.#client = undefined; });

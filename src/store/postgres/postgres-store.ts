@@ -157,9 +157,30 @@ export class PostgresStore implements Store {
 
   async accept(request: AcceptRequest): Promise<Accepted> {
     if (!isLoose(request)) return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
-    // Parts claimed by an instance that does not hold its lock are another's to recover.
-    if (request.claimed === true) await this.#ensureLock();
-    return this.#write(this.#accepts, request);
+    if (request.claimed !== true) return this.#write(this.#accepts, request);
+    // Parts claimed by an instance that does not hold its lock are another's to recover. (No
+    // await while it is held: the request joins the batch in the order it came.)
+    if (!this.#lock.held) await this.#ensureLock();
+    try {
+      return await this.#write(this.#accepts, request);
+    } catch (e) {
+      await this.#unclaim(request.messages.map((m) => m.id));
+      throw e;
+    }
+  }
+
+  /**
+   * After a claimed accept failed: its parts back to the queue, if its commit went through after
+   * all (a connection lost during COMMIT). Nobody hands them to the pool now, and this live
+   * instance's claims are recovered by nobody before its restart. Best effort: when this fails
+   * too, the restart's `recoverInflight` requeues them.
+   */
+  async #unclaim(messageIds: string[]): Promise<void> {
+    if (this.#closed) return;
+    await this.#db.statement((db) => db.run(
+      "UPDATE parts SET state = 'queued', claimed_by = NULL, lease_until = NULL WHERE message_id = ANY($1::text[]) AND state = 'inflight' AND claimed_by = $2",
+      [messageIds, this.#ctx.instanceId],
+    )).catch(() => undefined);
   }
 
   async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {

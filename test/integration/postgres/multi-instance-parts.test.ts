@@ -88,17 +88,28 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
 
   it('a claimed accept stores its parts inflight under its instance, as a claim would; no claim returns them', async () => {
     await t.a.accept({ messages: [newMessage('q')], now: 1 });
+    // Six at once: the first ones start alone, the rest share transactions, claimed and not mixed.
     await Promise.all([
+      t.a.accept({ messages: [newMessage('v')], now: 2, claimed: true }),
+      t.a.accept({ messages: [newMessage('w')], now: 3 }),
       t.a.accept({ messages: [newMessage('x', { partCount: 2 })], now: 5, claimed: true }),
       t.a.accept({ messages: [newMessage('y')], now: 6 }),
+      t.a.accept({ messages: [newMessage('z')], now: 7, claimed: true }),
+      t.a.accept({ messages: [newMessage('zz')], now: 8 }),
     ]);
+    expect(t.a.stats.accepts.batches).toBeGreaterThan(0);
     expect(await t.schema.sql("SELECT message_id, part, state, claimed_by, lease_until FROM parts ORDER BY message_id, part")).toEqual([
       { message_id: 'q', part: 1, state: 'queued', claimed_by: null, lease_until: null },
+      { message_id: 'v', part: 1, state: 'inflight', claimed_by: 'host-a', lease_until: 2 + LEASE },
+      { message_id: 'w', part: 1, state: 'queued', claimed_by: null, lease_until: null },
       { message_id: 'x', part: 1, state: 'inflight', claimed_by: 'host-a', lease_until: 5 + LEASE },
       { message_id: 'x', part: 2, state: 'inflight', claimed_by: 'host-a', lease_until: 5 + LEASE },
       { message_id: 'y', part: 1, state: 'queued', claimed_by: null, lease_until: null },
+      { message_id: 'z', part: 1, state: 'inflight', claimed_by: 'host-a', lease_until: 7 + LEASE },
+      { message_id: 'zz', part: 1, state: 'queued', claimed_by: null, lease_until: null },
     ]);
-    expect((await t.b.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['q', 'y']);
+    // (in the order their transactions gave them seqs: the two slots ran side by side)
+    expect((await t.b.claim('up1', 10, 10)).map((m) => m.id).sort()).toEqual(['q', 'w', 'y', 'zz']);
     expect(await t.b.recoverAbandoned({ up1: 'resend' }, 10 + LEASE * 100)).toBe(0);
     await t.a.recordSubmit('x', [accepted(1, 'AA1'), accepted(2, 'AA2')], 20);
     expect(await t.b.applyReceipt(delivered('aa1'))).toMatchObject({ kind: 'matched', messageId: 'x', part: 1 });
@@ -110,6 +121,15 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
     await t.a.close();
     expect(await t.b.recoverAbandoned({ up1: 'resend' }, 1 + LEASE + 1)).toBe(1);
     expect((await t.b.claim('up1', 1 + LEASE + 2, 10)).map((m) => m.id)).toEqual(['x']);
+  });
+
+  it('a claimed accept that fails after its commit went through leaves its parts queued, not inflight under a live instance', async () => {
+    await t.a.accept({ messages: [newMessage('x')], now: 1, claimed: true });
+    // The same message again fails (its id is taken), as a commit whose answer was lost would:
+    // what the first one committed goes back to the queue.
+    await expect(t.a.accept({ messages: [newMessage('x')], now: 2, claimed: true })).rejects.toThrow();
+    expect(await t.a.counts()).toMatchObject({ queued: 1, inflight: 0 });
+    expect((await t.b.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['x']);
   });
 
   it('claimed is only for a message without a batch or a schedule', async () => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
+import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
 import { silentLog } from '../../../src/core/log.js';
 import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
@@ -16,13 +17,20 @@ const message = (id: string) => claimedOf(newMessage(id, { parts: [partBody(id)]
 
 const COMPOSE = { defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10, requestReceipts: true } as const;
 
+/** Whether a message would go direct now; a direct admission is given back at once. */
+const directNow = (dispatcher: Dispatcher): boolean => {
+  const a = dispatcher.admit('up1');
+  a.done();
+  return a.direct;
+};
+
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
 /** A store whose queue is an array; `claim` can be held open to let other things happen during it. */
 class QueueStore {
-  readonly claimsOnAccept = true;
+  constructor(readonly claimsOnAccept = true) {}
   queue: ClaimedMessage[] = [];
   claims = 0;
   readonly accepts: AcceptRequest[] = [];
@@ -68,12 +76,15 @@ class HeldPool implements SubmitTarget {
   #answers: Array<() => void> = [];
   /** Answers at once from now on (to let the dispatcher stop). */
   answering = false;
+  /** Refuses every submit as a stopped pool does. */
+  refuse = false;
   full = false;
   accepting(): boolean {
     return !this.full;
   }
 
   submit(_upstream: string, parts: SubmitPart[]): Promise<MessageOutcome> {
+    if (this.refuse) return Promise.reject(new SmppdError(ErrorCode.POOL_STOPPED, 'the pool is stopped'));
     this.submitted.push(parts[0]!.shortMessage.toString('latin1'));
     const n = this.submitted.length;
     return new Promise((resolve) => {
@@ -93,9 +104,9 @@ class HeldPool implements SubmitTarget {
   }
 }
 
-async function rig(maxInPool = 10) {
+async function rig(maxInPool = 10, claimsOnAccept = true) {
   const clock = new ManualClock();
-  const store = new QueueStore();
+  const store = new QueueStore(claimsOnAccept);
   const pool = new HeldPool();
   const dispatcher = new Dispatcher({
     store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool, onUncertain: 'resend' }], pollMs: 250,
@@ -190,6 +201,84 @@ describe('Dispatcher.admit', () => {
     await flush();
     expect(pool.submitted).toEqual(['a', 'c', 'b']);
     await stop();
+  });
+
+  it('a claim cut short by the room leaves a backlog: each settled message claims more, without the poll, and new sends queue behind it', async () => {
+    const { store, pool, dispatcher, stop } = await rig(2);
+    store.queue.push(message('q1'), message('q2'), message('q3'), message('q4'));
+    dispatcher.wake(); // a bulk upload's accept, say: no admission
+    await flush();
+    expect(pool.submitted).toEqual(['q1', 'q2']);
+    expect(directNow(dispatcher)).toBe(false);
+    pool.answerAll();
+    await flush();
+    expect(pool.submitted).toEqual(['q1', 'q2', 'q3', 'q4']);
+    pool.answerAll();
+    await flush();
+    // The last claim came back short: caught up again.
+    expect(directNow(dispatcher)).toBe(true);
+    await stop();
+  });
+
+  it('a claim that takes all it asked for leaves the lane not caught up', async () => {
+    const clock = new ManualClock();
+    const store = new QueueStore();
+    const pool = new HeldPool();
+    const dispatcher = new Dispatcher({
+      store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }], claimBatch: 2,
+    });
+    await dispatcher.start();
+    await flush();
+    expect(directNow(dispatcher)).toBe(true);
+    await flush();
+    store.queue.push(message('q1'), message('q2'));
+    store.holdClaims = true;
+    dispatcher.wake();
+    await flush();
+    const claims = store.claims;
+    store.releaseClaims();
+    await flush();
+    // Two of two: the loop claims again at once, and while that claim runs new sends queue.
+    expect(store.claims).toBe(claims + 1);
+    expect(directNow(dispatcher)).toBe(false);
+    store.holdClaims = false;
+    store.releaseClaims();
+    await flush();
+    expect(directNow(dispatcher)).toBe(true);
+    pool.answering = true;
+    pool.answerAll();
+    await dispatcher.stop();
+  });
+
+  it('with a store that does not claim at accept, every settled message claims again (the SQLite store)', async () => {
+    for (const claimsOnAccept of [false, true]) {
+      const { store, pool, dispatcher, stop } = await rig(10, claimsOnAccept);
+      store.queue.push(message('q1'));
+      dispatcher.wake();
+      await flush();
+      expect(pool.submitted).toEqual(['q1']);
+      // Ready without a wake-up (a retry whose time came): a settlement claims it, where only
+      // the poll would for a store that claims at accept.
+      store.queue.push(message('q2'));
+      pool.answerAll();
+      await flush();
+      expect(pool.submitted).toEqual(claimsOnAccept ? ['q1'] : ['q1', 'q2']);
+      await stop();
+    }
+  });
+
+  it('stop waits for a direct accept under way; its hand-over after the stop is requeued by the stopped pool', async () => {
+    const { store, pool, dispatcher } = await rig();
+    const admission = dispatcher.admit('up1');
+    expect(admission.direct).toBe(true);
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => { stopped = true; });
+    await flush();
+    expect(stopped).toBe(false);
+    pool.refuse = true;
+    admission.handOver(message('late'));
+    await stopping;
+    expect(store.recorded).toEqual([{ id: 'late', results: [expect.objectContaining({ part: 1, kind: 'requeue' })] }]);
   });
 
   it('a stopped dispatcher admits nothing direct; an unknown upstream is queued', async () => {
