@@ -7,7 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
-import type { ClaimedMessage, Store, NewMessage, StoredPartBody } from '../store/store.js';
+import type { Accepted, ClaimedMessage, Store, NewMessage, StoredPartBody } from '../store/store.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
 import type { Admission } from './dispatcher.js';
@@ -135,13 +135,15 @@ export class Acceptor {
   /** A message without a batch or a schedule: claimed at its accept and handed over when the dispatcher admits it, else queued. */
   async #acceptLoose(message: NewMessage, now: number): Promise<void> {
     const admission = this.#admit?.(message.upstream);
+    let accepted: Accepted;
     try {
-      await this.#store.accept({ messages: [message], now, ...(admission?.direct === true ? { claimed: true } : {}) });
+      accepted = await this.#store.accept({ messages: [message], now, ...(admission?.direct === true ? { claimed: true } : {}) });
     } catch (e) {
       admission?.done();
       throw e;
     }
-    if (admission?.direct === true) {
+    // The store may have queued it after all (`Accepted.claimed`).
+    if (admission?.direct === true && accepted.claimed === true) {
       admission.handOver(claimedOf(message));
       return;
     }

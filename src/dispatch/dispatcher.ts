@@ -90,6 +90,8 @@ export class Dispatcher {
   readonly #settling = new Set<Promise<void>>();
   /** Direct admissions whose accept is under way: each ends in a hand-over or in nothing. */
   readonly #admitted = new Set<Promise<void>>();
+  /** Claims under way (`#fill`): what they take is handed over before `stop` resolves. */
+  readonly #filling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
   #prunedAt = -Infinity;
   #recoveredAt = -Infinity;
@@ -123,15 +125,17 @@ export class Dispatcher {
   }
 
   /**
-   * Stops claiming and admitting; resolves when every direct accept under way is over and every
-   * message handed to the pool has its outcome recorded (a hand-over after the pool stopped is
-   * requeued).
+   * Stops claiming and admitting; resolves when the claims and direct accepts under way are over
+   * and every message handed to the pool has its outcome recorded (a hand-over after the pool
+   * stopped is requeued).
    */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#unsubscribe?.();
-    while (this.#settling.size > 0 || this.#admitted.size > 0) await Promise.all([...this.#admitted, ...this.#settling]);
+    while (this.#settling.size > 0 || this.#admitted.size > 0 || this.#filling.size > 0) {
+      await Promise.all([...this.#filling, ...this.#admitted, ...this.#settling]);
+    }
     if (this.#requeuedAtStop > 0) {
       this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
     }
@@ -212,13 +216,15 @@ export class Dispatcher {
       return;
     }
     lane.running = true;
-    void this.#fill(lane).finally(() => {
+    const filling: Promise<void> = this.#fill(lane).finally(() => {
+      this.#filling.delete(filling);
       lane.running = false;
       if (lane.again) {
         lane.again = false;
         this.#kick(name);
       }
     });
+    this.#filling.add(filling);
   }
 
   /** Claims and hands over until the pool is full or nothing is ready. */

@@ -90,7 +90,8 @@ export interface AcceptRequest {
    * The messages go to the pool as soon as this commit is done (the dispatcher has room and
    * nothing older waits): their parts are stored inflight under this instance's claim, as a
    * claim in the same commit would leave them, and no claim returns them. Only for a request
-   * without a batch or a schedule, and only where the store says `claimsOnAccept`.
+   * without a batch or a schedule, and only where the store says `claimsOnAccept`; the store may
+   * still queue them (`Accepted.claimed` says which).
    */
   claimed?: boolean;
   now: number;
@@ -99,6 +100,11 @@ export interface AcceptRequest {
 export interface Accepted {
   batchId: number | null;
   scheduleId: number | null;
+  /**
+   * True when the messages were stored inflight under this instance's claim (a `claimed` request
+   * that the store honoured): the caller hands them to the pool. Otherwise they are queued.
+   */
+  claimed?: boolean;
 }
 
 export interface Batch {

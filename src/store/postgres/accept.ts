@@ -48,7 +48,7 @@ export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[], cl
   }
   const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now, claimed: r.claimed === true })));
   if (rows.length > 0) await insertMessages(tx, rows, NO_BATCH, claim);
-  return requests.map(() => ({ batchId: null, scheduleId: null }));
+  return requests.map((r) => ({ batchId: null, scheduleId: null, ...(r.claimed === true ? { claimed: true } : {}) }));
 }
 
 /** The batch and schedule the messages join, created when asked for. */

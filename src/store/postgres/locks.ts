@@ -112,6 +112,8 @@ export class InstanceLock {
 
   async release(): Promise<void> {
     this.#closed = true;
+    // An attempt under way first: the session it opens is ended here with the rest.
+    await this.#taking?.catch(() => undefined);
     const client = this.#client;
     this.#client = undefined;
     await client?.end().catch(() => undefined);

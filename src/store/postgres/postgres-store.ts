@@ -158,9 +158,16 @@ export class PostgresStore implements Store {
   async accept(request: AcceptRequest): Promise<Accepted> {
     if (!isLoose(request)) return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
     if (request.claimed !== true) return this.#write(this.#accepts, request);
-    // Parts claimed by an instance that does not hold its lock are another's to recover. (No
-    // await while it is held: the request joins the batch in the order it came.)
-    if (!this.#lock.held) await this.#ensureLock();
+    // Parts claimed by an instance that does not hold its lock are another's to recover: without
+    // it the message is queued, as without an admission. (No await while the lock is held: the
+    // request joins the batch in the order it came.)
+    if (!this.#lock.held) {
+      try {
+        await this.#ensureLock();
+      } catch {
+        return this.#write(this.#accepts, { ...request, claimed: false });
+      }
+    }
     try {
       return await this.#write(this.#accepts, request);
     } catch (e) {
@@ -173,7 +180,9 @@ export class PostgresStore implements Store {
    * After a claimed accept failed: its parts back to the queue, if its commit went through after
    * all (a connection lost during COMMIT). Nobody hands them to the pool now, and this live
    * instance's claims are recovered by nobody before its restart. Best effort: when this fails
-   * too, the restart's `recoverInflight` requeues them.
+   * too, or runs before the server has finished that commit, the parts wait for the restart's
+   * `recoverInflight`, which applies `onUncertain` to them (requeued, or FAILED as uncertain
+   * though never sent).
    */
   async #unclaim(messageIds: string[]): Promise<void> {
     if (this.#closed) return;

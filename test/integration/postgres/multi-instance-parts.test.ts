@@ -89,7 +89,7 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
   it('a claimed accept stores its parts inflight under its instance, as a claim would; no claim returns them', async () => {
     await t.a.accept({ messages: [newMessage('q')], now: 1 });
     // Six at once: the first ones start alone, the rest share transactions, claimed and not mixed.
-    await Promise.all([
+    const answers = await Promise.all([
       t.a.accept({ messages: [newMessage('v')], now: 2, claimed: true }),
       t.a.accept({ messages: [newMessage('w')], now: 3 }),
       t.a.accept({ messages: [newMessage('x', { partCount: 2 })], now: 5, claimed: true }),
@@ -97,6 +97,7 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
       t.a.accept({ messages: [newMessage('z')], now: 7, claimed: true }),
       t.a.accept({ messages: [newMessage('zz')], now: 8 }),
     ]);
+    expect(answers.map((a) => a.claimed === true)).toEqual([true, false, true, false, true, false]);
     expect(t.a.stats.accepts.batches).toBeGreaterThan(0);
     expect(await t.schema.sql("SELECT message_id, part, state, claimed_by, lease_until FROM parts ORDER BY message_id, part")).toEqual([
       { message_id: 'q', part: 1, state: 'queued', claimed_by: null, lease_until: null },
@@ -125,10 +126,16 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
 
   it('a claimed accept that fails after its commit went through leaves its parts queued, not inflight under a live instance', async () => {
     await t.a.accept({ messages: [newMessage('x')], now: 1, claimed: true });
+    await t.a.accept({ messages: [newMessage('other')], now: 1, claimed: true });
+    await t.b.accept({ messages: [newMessage('theirs')], now: 1, claimed: true });
     // The same message again fails (its id is taken), as a commit whose answer was lost would:
-    // what the first one committed goes back to the queue.
+    // what the first one committed goes back to the queue; nothing else moves.
     await expect(t.a.accept({ messages: [newMessage('x')], now: 2, claimed: true })).rejects.toThrow();
-    expect(await t.a.counts()).toMatchObject({ queued: 1, inflight: 0 });
+    expect(await t.schema.sql("SELECT message_id, state, claimed_by FROM parts ORDER BY message_id")).toEqual([
+      { message_id: 'other', state: 'inflight', claimed_by: 'host-a' },
+      { message_id: 'theirs', state: 'inflight', claimed_by: 'host-b' },
+      { message_id: 'x', state: 'queued', claimed_by: null },
+    ]);
     expect((await t.b.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['x']);
   });
 

@@ -10,7 +10,7 @@ import { silentLog } from '../../../src/core/log.js';
 import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
-import type { AcceptRequest, ClaimedMessage, PartResult, Store } from '../../../src/store/store.js';
+import type { Accepted, AcceptRequest, ClaimedMessage, PartResult, Store } from '../../../src/store/store.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 
 const message = (id: string) => claimedOf(newMessage(id, { parts: [partBody(id)] }));
@@ -50,12 +50,16 @@ class QueueStore {
     for (const resolve of this.#heldClaims.splice(0)) resolve();
   }
 
-  async accept(request: AcceptRequest): Promise<{ batchId: null; scheduleId: null }> {
+  /** Queues a claimed request instead, as the PostgreSQL store does without its instance lock. */
+  declineClaims = false;
+
+  async accept(request: AcceptRequest): Promise<Accepted> {
     await flush();
     if (this.failAccept) throw this.failAccept;
     this.accepts.push(request);
-    if (request.claimed !== true) this.queue.push(...request.messages.map(claimedOf));
-    return { batchId: null, scheduleId: null };
+    const claimed = request.claimed === true && !this.declineClaims;
+    if (!claimed) this.queue.push(...request.messages.map(claimedOf));
+    return { batchId: null, scheduleId: null, ...(claimed ? { claimed } : {}) };
   }
 
   async recordSubmit(id: string, results: PartResult[]): Promise<void> {
@@ -281,6 +285,22 @@ describe('Dispatcher.admit', () => {
     expect(store.recorded).toEqual([{ id: 'late', results: [expect.objectContaining({ part: 1, kind: 'requeue' })] }]);
   });
 
+  it('stop waits for a claim under way; what it took after the pool stopped is requeued', async () => {
+    const { store, pool, dispatcher } = await rig();
+    store.queue.push(message('q1'));
+    store.holdClaims = true;
+    dispatcher.wake();
+    await flush();
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => { stopped = true; });
+    await flush();
+    expect(stopped).toBe(false);
+    pool.refuse = true;
+    store.releaseClaims();
+    await stopping;
+    expect(store.recorded).toEqual([{ id: 'q1', results: [expect.objectContaining({ part: 1, kind: 'requeue' })] }]);
+  });
+
   it('a stopped dispatcher admits nothing direct; an unknown upstream is queued', async () => {
     const { dispatcher, stop } = await rig();
     expect(dispatcher.admit('nope').direct).toBe(false);
@@ -310,6 +330,18 @@ describe('Acceptor with the dispatcher admitting', () => {
     pool.answerAll();
     await flush();
     expect(pool.submitted).toHaveLength(2);
+    await stop();
+  });
+
+  it('a send the store queued after all (no claim) is given back to the dispatcher, which claims it', async () => {
+    const { store, pool, send, wakes, dispatcher, stop } = await rig(1);
+    store.declineClaims = true;
+    await send('declined');
+    expect(store.accepts.map((a) => a.claimed)).toEqual([true]);
+    expect(wakes()).toBe(1);
+    await flush();
+    expect(pool.submitted).toEqual(['declined']);
+    expect(dispatcher.inPool('up1')).toBe(1);
     await stop();
   });
 
