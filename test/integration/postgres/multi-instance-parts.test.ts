@@ -5,6 +5,7 @@
 import { expect, it } from 'vitest';
 import type { PartResult, ReceiptRecord } from '../../../src/store/store.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { until } from '../../support/engine.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { changeEvents, describePg, pgInstancesPerTest } from './pg-store.js';
 
@@ -137,6 +138,30 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
       { message_id: 'x', state: 'queued', claimed_by: null },
     ]);
     expect((await t.b.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['x']);
+  });
+
+  it('an instance that lost its lock session and cannot take it back queues a claimed send; with the lock back it claims again', async () => {
+    const space = `smppd.instance:${t.schema.name}`;
+    await t.a.accept({ messages: [newMessage('before')], now: 1, claimed: true });
+    // The lock's session ends (a network blip) and another session holds the lock meanwhile.
+    const terminated = await t.schema.sql<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_locks
+       WHERE locktype = 'advisory' AND objsubid = 2 AND classid = hashtext($1)::oid AND objid = hashtext($2)::oid`, [space, 'host-a']);
+    expect(terminated[0]?.n).toBe(1);
+    await until(async () => (await t.schema.sql<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [space, 'host-a']))[0]!.ok,
+      5_000, 'the lock to be free');
+    // Until the store notices its session is gone, a claimed send may still go through as claimed.
+    let k = 0;
+    let last = { id: '', claimed: true as boolean | undefined };
+    await until(async () => {
+      const id = `during-${k++}`;
+      last = { id, claimed: (await t.a.accept({ messages: [newMessage(id)], now: 2, claimed: true })).claimed };
+      return last.claimed !== true;
+    }, 5_000, 'a claimed send to be queued');
+    expect(await t.schema.sql('SELECT state, claimed_by FROM parts WHERE message_id = $1', [last.id])).toEqual([{ state: 'queued', claimed_by: null }]);
+    await t.schema.sql('SELECT pg_advisory_unlock(hashtext($1), hashtext($2))', [space, 'host-a']);
+    expect((await t.a.accept({ messages: [newMessage('after')], now: 3, claimed: true })).claimed).toBe(true);
+    expect(await t.schema.sql("SELECT state, claimed_by FROM parts WHERE message_id = 'after'")).toEqual([{ state: 'inflight', claimed_by: 'host-a' }]);
   });
 
   it('claimed is only for a message without a batch or a schedule', async () => {
