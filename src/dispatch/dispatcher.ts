@@ -51,6 +51,9 @@ export interface DispatchCounters {
 
 const noCounters: DispatchCounters = { dispatched: () => {} };
 
+/** Stored queued and claimed as usual: nothing to hand over, nothing to give back. */
+const QUEUED: Admission = { direct: false, handOver: () => {}, done: () => {} };
+
 export interface DispatcherOptions {
   store: Store;
   pool: SubmitTarget;
@@ -148,38 +151,35 @@ export class Dispatcher {
    */
   admit(upstream: string): Admission {
     const lane = this.#lanes.get(upstream);
-    if (lane === undefined) return { direct: false, handOver: () => {}, done: () => {} };
+    if (lane === undefined) return QUEUED;
     if (!this.#stopped && lane.caughtUp && lane.inPool < lane.upstream.maxInPool && this.#o.pool.accepting(upstream)) {
       lane.inPool++;
-      let over = false;
       let end!: () => void;
       const pending = new Promise<void>((resolve) => { end = resolve; });
       this.#admitted.add(pending);
-      const finish = (): void => {
-        over = true;
+      // Once only: the first of handOver and done gives the room back and ends the admission.
+      const finish = (): boolean => {
+        if (!this.#admitted.delete(pending)) return false;
         lane.inPool--;
-        this.#admitted.delete(pending);
         end();
+        return true;
       };
       return {
         direct: true,
         handOver: (m) => {
-          if (over) return;
-          finish();
+          if (!finish()) return;
           this.#o.counters.dispatched(upstream, 'accept');
           this.#handOver(lane, m);
         },
         done: () => {
-          if (over) return;
-          finish();
-          this.#kick(upstream);
+          if (finish()) this.#kick(upstream);
         },
       };
     }
     // Queued after the others: the next claim takes them in order, this one too (its accept
     // wakes the dispatcher after the commit).
     lane.caughtUp = false;
-    return { direct: false, handOver: () => {}, done: () => {} };
+    return QUEUED;
   }
 
   /** Messages handed to the pool and not yet recorded, per upstream (for metrics). */

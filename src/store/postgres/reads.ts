@@ -64,5 +64,5 @@ export async function counts(tx: Queryable): Promise<StoreCounts> {
 }
 
 export async function outboxDepth(tx: Queryable): Promise<OutboxDepth[]> {
-  return (await countRows<OutboxDepth>(tx, OUTBOX_DEPTH_SQL)).map((r) => ({ client: r.client, pending: r.pending, dead: r.dead }));
+  return countRows<OutboxDepth>(tx, OUTBOX_DEPTH_SQL);
 }
