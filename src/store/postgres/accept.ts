@@ -130,7 +130,7 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTar
   ]);
   const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
   const parts = rows.flatMap(({ m, now, claimed }) => m.parts.map((p, i) => ({ m, p, now, claimed, part: i + 1 })));
-  await tx.run(INSERT_PARTS_SQL, [
+  tx.send(INSERT_PARTS_SQL, [
     target.batchId, target.held, parts.map((x) => x.now),
     parts.map((x) => x.m.id), parts.map((x) => x.part), parts.map((x) => seqOf.get(x.m.id)), parts.map((x) => x.m.upstream),
     parts.map((x) => x.m.expiresAt), parts.map((x) => x.p.dataCoding), parts.map((x) => x.p.esmClass), parts.map((x) => x.p.shortMessage),
@@ -138,6 +138,6 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTar
     parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
     claim.instanceId, claim.leaseMs, parts.map((x) => x.claimed),
   ]);
-  await writeNewMessageEvents(tx, rows.filter((r) => r.m.events)
+  writeNewMessageEvents(tx, rows.filter((r) => r.m.events)
     .map(({ m, now }) => ({ route: m, payload: submittedEvent(m, target.batchId, now), at: now })));
 }

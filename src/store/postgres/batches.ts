@@ -41,7 +41,7 @@ export async function setBatchState(tx: Tx, spaces: LockSpaces, client: string, 
   await refreshHeld(tx, batchId, heldBy(state, row.schedule_state));
   if (state === 'aborted') await failQueued(tx, batchId, REASON_BATCH_ABORTED, now);
   await tx.run('UPDATE batches SET state = $1, updated_at = $2 WHERE id = $3', [state, now, batchId]);
-  await tx.flush();
+  tx.flush();
   return getBatch(tx, client, batchId);
 }
 

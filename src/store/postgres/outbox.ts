@@ -21,11 +21,11 @@ const INSERT_MANY_SQL = `INSERT INTO outbox (kind, message_id, client, upstream,
   ORDER BY u.n`;
 
 /** The SUBMITTED events of new messages, in one statement, their ids in the order given. */
-export async function writeNewMessageEvents(
+export function writeNewMessageEvents(
   tx: Tx, events: ReadonlyArray<{ route: { client: string; upstream: string }; payload: StatusEventPayload; at: number }>,
-): Promise<void> {
+): void {
   if (events.length === 0) return;
-  await tx.run(INSERT_MANY_SQL, [
+  tx.send(INSERT_MANY_SQL, [
     events.map((e) => e.at),
     events.map((e) => e.payload.messageId),
     events.map((e) => e.route.client),

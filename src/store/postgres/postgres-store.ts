@@ -131,7 +131,7 @@ export class PostgresStore implements Store {
         await admin.end().catch(() => undefined);
       }
       lock = await InstanceLock.acquire(config, spaces, options.instanceId);
-      pool = new pg.Pool({ ...config, max: poolSize });
+      pool = new pg.Pool({ ...config, max: poolSize, pipeline: true });
       // An idle connection that breaks is dropped by the pool; the next query opens another.
       pool.on('error', () => undefined);
       const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs);

@@ -116,9 +116,9 @@ const PARK_SQL = `WITH r AS (
   SELECT DISTINCT r.id, r.upstream, k FROM r, json_array_elements_text(r.keys::json) AS k`;
 
 /** Parks receipts that found no part, in the order given. */
-export async function park(tx: Tx, receipts: readonly ReceiptRecord[]): Promise<void> {
+export function park(tx: Tx, receipts: readonly ReceiptRecord[]): void {
   if (receipts.length === 0) return;
-  await tx.run(PARK_SQL, [
+  tx.send(PARK_SQL, [
     receipts.map((r) => r.upstream), receipts.map((r) => JSON.stringify([...new Set(r.keys)])), receipts.map((r) => r.status),
     receipts.map((r) => r.reason), receipts.map((r) => JSON.stringify(r.raw)), receipts.map((r) => r.receivedAt),
   ]);

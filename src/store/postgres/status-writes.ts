@@ -71,7 +71,7 @@ interface HeldReceipt {
 export async function applyStatusWrites(tx: Tx, ctx: InstanceContext, writes: readonly StatusWrite[]): Promise<StatusWriteResult[]> {
   const outcomes = writes.flatMap((w) => (w.kind === 'submit' ? [w.outcome] : []));
   const receipts = writes.flatMap((w) => (w.kind === 'receipt' ? [w.receipt] : []));
-  await lockKeys(tx, ctx, outcomes, receipts);
+  lockKeys(tx, ctx, outcomes, receipts);
   const found = await findParts(tx, receipts);
   const states = new Map((await lockMessages(tx, [...outcomes.map((o) => o.messageId), ...[...found.values()].map((f) => f.message_id)]))
     .map((s) => [s.message.id, s]));
@@ -109,15 +109,16 @@ export async function applyStatusWrites(tx: Tx, ctx: InstanceContext, writes: re
     const changed = applyToPart(tx, state, part, key, receipt, receiptChangedAt(receipt.receivedAt, part));
     results.push({ kind: 'matched', messageId: state.message.id, part: part.part, key, changed });
   }
-  await park(tx, toPark.filter((h) => !h.taken).map((h) => h.receipt));
+  park(tx, toPark.filter((h) => !h.taken).map((h) => h.receipt));
   return results;
 }
 
-async function lockKeys(tx: Tx, ctx: InstanceContext, outcomes: readonly SubmitOutcome[], receipts: readonly ReceiptRecord[]): Promise<void> {
+function lockKeys(tx: Tx, ctx: InstanceContext, outcomes: readonly SubmitOutcome[], receipts: readonly ReceiptRecord[]): void {
   const outcomeKeys = outcomes.flatMap((o) => o.results.flatMap((r) => (r.kind === 'accepted' ? [[o.messageId, r.matchKey] as const] : [])));
   const receiptKeys = receipts.flatMap((r) => r.keys.map((key) => [r.upstream, key] as const));
   if (outcomeKeys.length + receiptKeys.length === 0) return;
-  await tx.run(LOCK_KEYS_SQL, [
+  // Sent with findParts: PostgreSQL runs that after the locks are taken, with a snapshot of then.
+  tx.send(LOCK_KEYS_SQL, [
     ctx.spaces.receipt, outcomeKeys.map(([id]) => id), outcomeKeys.map(([, key]) => key),
     receiptKeys.map(([upstream]) => upstream), receiptKeys.map(([, key]) => key),
   ]);
