@@ -62,8 +62,18 @@ class QueueStore {
     return { batchId: null, scheduleId: null, ...(claimed ? { claimed } : {}) };
   }
 
+  /** Outcomes wait for `releaseRecords` before they are recorded. */
+  holdRecords = false;
+  #heldRecords: Array<() => void> = [];
+
   async recordSubmit(id: string, results: PartResult[]): Promise<void> {
+    if (this.holdRecords) await new Promise<void>((resolve) => this.#heldRecords.push(resolve));
     this.recorded.push({ id, results });
+  }
+
+  /** Records the first `n` held outcomes (all by default). */
+  releaseRecords(n = Infinity): void {
+    for (const resolve of this.#heldRecords.splice(0, n)) resolve();
   }
 
   queueDepth = async (): Promise<number> => 0;
@@ -178,6 +188,33 @@ describe('Dispatcher.admit', () => {
     await flush();
     expect(pool.submitted).toEqual(['a', 'c']);
     expect(store.recorded.map((r) => r.id)).toEqual(['a']);
+    await stop();
+  });
+
+  it('a message gives its room back at its outcome, before the commit; four times maxInPool outcomes may wait for theirs, then the lane waits', async () => {
+    const { store, pool, dispatcher, stop } = await rig(1);
+    store.holdRecords = true;
+    store.queue.push(...['m1', 'm2', 'm3', 'm4', 'm5'].map(message));
+    dispatcher.wake();
+    await flush();
+    expect(pool.submitted).toEqual(['m1']);
+    for (const next of ['m2', 'm3', 'm4']) {
+      pool.answerAll(); // the outcome, not yet recorded: room for the next at once
+      await flush();
+      expect(pool.submitted.at(-1)).toBe(next);
+    }
+    pool.answerAll();
+    await flush();
+    expect(store.recorded).toEqual([]);
+    // Four outcomes wait for their commit (m1–m4): no room, although the pool holds nothing.
+    expect(dispatcher.inPool('up1')).toBe(0);
+    expect(pool.submitted).toEqual(['m1', 'm2', 'm3', 'm4']);
+    store.releaseRecords(1);
+    await flush();
+    expect(store.recorded.map((r) => r.id)).toEqual(['m1']);
+    expect(pool.submitted).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    store.holdRecords = false;
+    store.releaseRecords();
     await stop();
   });
 
