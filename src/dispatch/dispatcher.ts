@@ -41,7 +41,7 @@ export interface DispatcherUpstream {
   name: string;
   /**
    * Messages handed to the pool and not yet answered, at most: enough to keep every window full.
-   * Four times as many may wait for their outcomes to be recorded.
+   * Twice as many may wait for their outcomes to be recorded.
    */
   maxInPool: number;
   onUncertain: 'resend' | 'fail';
@@ -73,7 +73,7 @@ export interface DispatcherOptions {
 }
 
 /** Outcomes awaiting their record, at most, per message the pool may hold. */
-const UNRECORDED_PER_IN_POOL = 4;
+const UNRECORDED_PER_IN_POOL = 2;
 /** How often old parked receipts are dropped. */
 const PRUNE_EVERY_MS = 3_600_000;
 /** How often parts of an instance that is gone are looked for (a shared store). */
@@ -325,8 +325,9 @@ export class Dispatcher {
  * window full. A message leaves it at its outcome, not at the outcome's commit: holding the room
  * until the commit, on a busy machine, left most of it to messages already answered, and most
  * new sends were queued and claimed (scale-out benchmark, 2 × 4 binds: 10 % went direct; with
- * this, 85–90 %). Outcomes waiting for their commit are bounded too, at four times `maxInPool`,
- * so that a slow store slows the sending instead of piling up outcomes a crash would make uncertain.
+ * this, 85–90 %; the same with four times). Outcomes waiting for their commit are bounded too, at
+ * twice `maxInPool`, so that a slow store slows the sending instead of piling up outcomes that a
+ * crash would leave uncertain (`onUncertain`).
  */
 function roomOf(lane: Lane): number {
   return Math.min(lane.upstream.maxInPool - lane.inPool, maxUnrecorded(lane) - lane.unrecorded);
