@@ -325,9 +325,9 @@ export class Dispatcher {
  * window full. A message leaves it at its outcome, not at the outcome's commit: holding the room
  * until the commit, on a busy machine, left most of it to messages already answered, and most
  * new sends were queued and claimed (scale-out benchmark, 2 × 4 binds: 10 % went direct; with
- * this, 85–90 %; the same with four times). Outcomes waiting for their commit are bounded too, at
- * twice `maxInPool`, so that a slow store slows the sending instead of piling up outcomes that a
- * crash would leave uncertain (`onUncertain`).
+ * this, 85–90 %). Outcomes waiting for their commit are bounded too, at twice `maxInPool` (four
+ * times went no faster), so that a slow store slows the sending instead of piling up outcomes
+ * that a crash would leave uncertain (`onUncertain`).
  */
 function roomOf(lane: Lane): number {
   return Math.min(lane.upstream.maxInPool - lane.inPool, maxUnrecorded(lane) - lane.unrecorded);
