@@ -111,6 +111,13 @@ export class Tx extends Runner {
    * statement's result waits for them and fails with the first of their errors.
    */
   #unread: Array<Promise<unknown>> = [];
+  /**
+   * A sent statement failed: one of its values could not be made a parameter (pg finds that
+   * before the server sees the statement, so the server's transaction goes on), or the server
+   * answered with an error. COMMIT is not sent after it.
+   */
+  #sentFailed = false;
+  #clientFailed = false;
 
   constructor(client: pg.PoolClient, names: StatementNames) {
     super(names);
@@ -125,7 +132,23 @@ export class Tx extends Runner {
 
   protected async query(config: pg.QueryConfig): Promise<pg.QueryResult> {
     if (this.writes.pending(false)) this.#flush(false);
-    return this.#readAfterUnread(this.#client.query(config));
+    return this.#readAfterUnread(this.#client.query(config).catch((e: unknown) => {
+      this.#noteFailure(e);
+      throw e;
+    }));
+  }
+
+  /**
+   * A statement failed other than by the server's answer: a value pg could not send (pg then
+   * counts the statement as prepared on this connection, though it is not), or the connection.
+   * The connection is not given back to the pool after such a transaction.
+   */
+  get clientFailed(): boolean {
+    return this.#clientFailed;
+  }
+
+  #noteFailure(e: unknown): void {
+    if (!(e instanceof pg.DatabaseError)) this.#clientFailed = true;
   }
 
   /** Sends the gathered writes now, batch counters included (before reading a batch this transaction has moved). */
@@ -144,7 +167,15 @@ export class Tx extends Runner {
    */
   async commit(): Promise<void> {
     if (this.writes.pending(true)) this.#flush(true);
-    await this.#readAfterUnread(this.#client.query('COMMIT'));
+    // pg reports some of its own failures on the next tick: they are in before COMMIT is sent.
+    if (this.#unread.length > 0) await new Promise<void>((resolve) => process.nextTick(resolve));
+    if (this.#sentFailed) {
+      await this.#readAfterUnread(Promise.resolve()); // throws the failed statement's error, if not read yet
+      throw new Error('a statement of the transaction failed: not committed');
+    }
+    const committed = await this.#readAfterUnread(this.#client.query('COMMIT'));
+    // PostgreSQL ends a transaction in which a statement failed with a ROLLBACK, without an error.
+    if (committed.command !== 'COMMIT') throw new Error(`the transaction ended with ${committed.command}, not COMMIT`);
   }
 
   /** Waits for every statement sent (a failed transaction's, before its ROLLBACK); never throws. */
@@ -157,7 +188,18 @@ export class Tx extends Runner {
   }
 
   #sendUnread(config: pg.QueryConfig): void {
-    const sent = this.#client.query(config);
+    // The callback form: pg calls it at once when a value cannot be made a parameter.
+    const sent = new Promise<pg.QueryResult>((resolve, reject) => {
+      this.#client.query(config, (err: Error | null, result: pg.QueryResult) => {
+        if (err) {
+          this.#sentFailed = true;
+          this.#noteFailure(err);
+          reject(err);
+        } else {
+          resolve(result);
+        }
+      });
+    });
     // Handled here, read by the next statement: an error is never an unhandled rejection.
     sent.catch(() => undefined);
     this.#unread.push(sent);
@@ -256,8 +298,8 @@ export class Db {
   async #once<T>(fn: (tx: Tx) => Promise<T>, begin: string, count = true): Promise<T> {
     const client = await this.#pool.connect();
     let broken = false;
+    const tx = new Tx(client, this.#names);
     try {
-      const tx = new Tx(client, this.#names);
       tx.begin(begin);
       try {
         const value = await fn(tx);
@@ -270,7 +312,7 @@ export class Db {
         throw e;
       }
     } finally {
-      client.release(broken);
+      client.release(broken || tx.clientFailed);
     }
   }
 }

@@ -68,6 +68,30 @@ describePg('PostgreSQL store transactions, pipelined', () => {
     expect(await ids()).toEqual([]);
   });
 
+  it('a value pg cannot send fails the transaction before COMMIT goes out: nothing of it is committed', async () => {
+    // pg finds this before the server sees the statement, so the server's transaction is not aborted.
+    const unsendable = { toPostgres: () => { throw new Error('not a parameter'); } };
+    const failed = db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t VALUES (1, $1)', ['a']);
+      tx.send('INSERT INTO t VALUES ($1, $2)', [2, unsendable]);
+    });
+    await expect(failed).rejects.toThrow('not a parameter');
+    expect(await ids()).toEqual([]);
+    // pg counts that statement as prepared on its connection, though it never was: that
+    // connection is dropped, and the statement runs on the next ones.
+    for (const id of [2, 3, 4]) await db.transaction(async (tx) => { tx.send('INSERT INTO t VALUES ($1, $2)', [id, 'b']); });
+    expect(await ids()).toEqual([2, 3, 4]);
+  });
+
+  it("an operation that swallows a statement's error commits nothing: PostgreSQL's ROLLBACK at COMMIT is an error", async () => {
+    const failed = db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t VALUES (1, $1)', ['a']);
+      await tx.run('INSERT INTO t VALUES (1, $1)', ['again']).catch(() => 0);
+    });
+    await expect(failed).rejects.toThrow('ROLLBACK, not COMMIT');
+    expect(await ids()).toEqual([]);
+  });
+
   it('an operation that throws after a send rolls back, and the send fails no one later', async () => {
     const failed = db.transaction(async (tx) => {
       tx.send('INSERT INTO t VALUES (1, $1)', ['a']);
