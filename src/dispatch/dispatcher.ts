@@ -250,9 +250,10 @@ export class Dispatcher {
         lane.caughtUp = false;
         return;
       }
+      const limit = Math.min(room, claimBatch);
       let claimed: ClaimedMessage[];
       try {
-        claimed = await store.claim(name, clock.wallNow(), Math.min(room, claimBatch));
+        claimed = await store.claim(name, clock.wallNow(), limit);
       } catch (e) {
         lane.caughtUp = false;
         log.error({ event: 'store_error', upstream: name, err: e }, 'claiming ready messages failed; retrying at the next poll');
@@ -265,7 +266,7 @@ export class Dispatcher {
       // Short: caught up. A queued accept that commits after this claim's snapshot is not in
       // it: its wake-up claims it next, after the direct sends of those few milliseconds.
       // (Asking for no queued accept under way never caught up again under a steady stream.)
-      lane.caughtUp = claimed.length < Math.min(room, claimBatch);
+      lane.caughtUp = claimed.length < limit;
       if (lane.caughtUp) return;
     }
   }

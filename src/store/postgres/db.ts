@@ -166,7 +166,7 @@ export class Tx extends Runner {
    * COMMIT with a rollback, and the write's error is thrown.
    */
   async commit(): Promise<void> {
-    if (this.writes.pending(true)) this.#flush(true);
+    this.flush();
     // pg reports some of its own failures on the next tick: they are in before COMMIT is sent.
     if (this.#unread.length > 0) await new Promise<void>((resolve) => process.nextTick(resolve));
     if (this.#sentFailed) {
