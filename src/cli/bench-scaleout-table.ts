@@ -1,5 +1,6 @@
 /** The scale-out cases side by side: one column per case, one row per figure, notes below. */
 import type { PerInstance, ScaleOutCaseResult, ScaleOutOutcome } from './bench-scaleout.js';
+import type { BrokerFloorOutcome, BrokerFloorResult } from './bench-scaleout-floor.js';
 import type { Quantiles } from './bench-scaleout-store.js';
 
 type Row = [label: string, cell: (r: ScaleOutCaseResult) => string];
@@ -72,4 +73,29 @@ export function renderScaleOutTable(results: ScaleOutOutcome[]): string {
     ...(warnings.length ? ['', 'first daemon warnings:', ...warnings] : []),
     "(figures from the store's rows, the simulator's counters, the daemons' /metrics and /proc)",
   ].join('\n');
+}
+
+type FloorRow = [label: string, cell: (r: BrokerFloorResult) => string];
+
+const FLOOR_ROWS: FloorRow[] = [
+  ['consumers × prefetch', (r) => `${r.consumers} × ${r.prefetch}`],
+  ['offered', (r) => `${r.publish.offered} (${r.offeredRate}/s for ${r.seconds} s)`],
+  ['published / confirmed / consumed', (r) => `${r.publish.published} / ${r.publish.confirmed} / ${r.consumed}`],
+  ['confirmed/s; consumed/s', (r) => `${r.publish.confirmedPerSecond}; ${r.consumedPerSecond}`],
+  ['publish → confirm p50 / p99 ms', (r) => `${r.publish.confirmP50Ms} / ${r.publish.confirmP99Ms}`],
+  ['CPU % rabbitmq / consumers / bench / machine (of 200); of it other work', (r) =>
+    `${r.cpuPercent.rabbitmq ?? 'n/a'} / ${r.cpuPercent.consumers} / ${r.cpuPercent.bench} / ${r.cpuPercent.machine}; ${r.cpuPercent.others ?? 'n/a'}`],
+  ['CPU µs per message: rabbitmq / consumers / bench / machine', (r) =>
+    `${r.cpuUsPerMessage.rabbitmq ?? 'n/a'} / ${r.cpuUsPerMessage.consumers} / ${r.cpuUsPerMessage.bench} / ${r.cpuUsPerMessage.machine}`],
+  ['machine CPU % at the offered rate (of 200)', (r) => String(r.machinePercentAtOffered)],
+  ['outcome', (r) => r.outcome],
+];
+
+/** The broker's floor, one column per case; a failed case says why in its outcome row. */
+export function renderBrokerFloorTable(results: BrokerFloorOutcome[]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  const header = ['', ...results.map((r) => r.case)];
+  const rows = FLOOR_ROWS.map(([label, cell]) => [label, ...results.map((r) => ('error' in r ? (label === 'outcome' ? `failed: ${r.error}` : '–') : cell(r)))]);
+  const notes = results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
+  return [line(header), line(header.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
 }

@@ -9,8 +9,9 @@ import { BenchCleanup, cleanUpOnSignal } from './bench-cleanup.js';
 import type { ClientResult } from './bench-client.js';
 import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
 import { freePort } from './bench-proc.js';
-import { SCALEOUT_CASES, runScaleOutCase, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
-import { renderScaleOutTable } from './bench-scaleout-table.js';
+import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
+import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './bench-scaleout-floor.js';
+import { renderBrokerFloorTable, renderScaleOutTable } from './bench-scaleout-table.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
 import { round } from './bench-stats.js';
 
@@ -61,6 +62,8 @@ delivered by the webhook dispatcher to a receiver over loopback HTTP. --only web
 Then the scale-out cases ('scale-out: …', plain TCP only): send requests published to one
 RabbitMQ queue at 8,000/s (--scaleout-rate N to change it), consumed by two daemons × 4 binds,
 then by one daemon × 8 binds, sharing one PostgreSQL store, until every request is DELIVERED.
+Before them, the broker's floor: the same load consumed by two processes that only read and ack
+each request (what RabbitMQ and its consumers cost before smppd stores or sends anything).
 They need --pg-url postgres://… (a database the bench may create schemas in) and
 --amqp-url amqp://… (or SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL); without them they are
 skipped. --only scale-out runs just those.`;
@@ -107,12 +110,18 @@ export async function runBench(argv: string[]): Promise<number> {
     webhookResults.push(await runWebhookCase({ ...c, seconds }));
   }
   const scaleOutCases = transports.includes('tcp') ? SCALEOUT_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
+  const floorCases = transports.includes('tcp') ? BROKER_FLOOR_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
   const scaleOutResults: ScaleOutOutcome[] = [];
+  const brokerFloorResults: BrokerFloorOutcome[] = [];
   const servers = scaleOutServers(values['pg-url'], values['amqp-url']);
-  if (scaleOutCases.length > 0 && servers === undefined) {
+  if (scaleOutCases.length + floorCases.length > 0 && servers === undefined) {
     process.stderr.write('bench: scale-out cases skipped; give --pg-url postgres://… and --amqp-url amqp://… (or set SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL) to run them\n');
   }
-  if (servers && scaleOutCases.length > 0) scaleOutResults.push(...await runScaleOutCases(scaleOutCases, servers, values.seconds, values['scaleout-rate']));
+  if (servers && scaleOutCases.length + floorCases.length > 0) {
+    const ran = await runScaleOutCases(floorCases, scaleOutCases, servers, values.seconds, values['scaleout-rate']);
+    brokerFloorResults.push(...ran.floor);
+    scaleOutResults.push(...ran.scaleOut);
+  }
   const report = {
     when: new Date().toISOString(),
     node: process.version,
@@ -123,6 +132,7 @@ export async function runBench(argv: string[]): Promise<number> {
     daemonResults,
     webhookResults,
     scaleOutResults,
+    brokerFloorResults,
   };
   mkdirSync(values.out, { recursive: true });
   const stamp = report.when.replace(/[:.]/g, '-');
@@ -132,37 +142,42 @@ export async function runBench(argv: string[]): Promise<number> {
   if (daemonResults.length > 0) console.log(`${results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
   if (webhookResults.length > 0) console.log(`${results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
   if (scaleOutResults.length > 0) console.log(`${results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
+  if (brokerFloorResults.length > 0) console.log(`\n${renderBrokerFloorTable(brokerFloorResults)}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
-  return scaleOutResults.some((r) => 'error' in r) ? 1 : 0;
+  return [...scaleOutResults, ...brokerFloorResults].some((r) => 'error' in r) ? 1 : 0;
 }
 
 /**
- * The scale-out cases, one after the other. Interrupted (SIGINT, SIGTERM), the run removes the
- * schema, queues, processes and folder it created, says so in one line and exits non-zero,
- * writing no results.
+ * The broker's floor, then the scale-out cases, one after the other (the floor first: the
+ * PostgreSQL checkpoints after the scale-out cases' writes would share its cores). Interrupted
+ * (SIGINT, SIGTERM), the run removes the schema, queues, processes and folder it created, says so
+ * in one line and exits non-zero, writing no results.
  */
-async function runScaleOutCases(cases: ScaleOutCase[], servers: ScaleOutServers, secondsArg: string | undefined, rateArg: string | undefined): Promise<ScaleOutOutcome[]> {
+async function runScaleOutCases(
+  floorCases: BrokerFloorCase[], cases: ScaleOutCase[], servers: ScaleOutServers, secondsArg: string | undefined, rateArg: string | undefined,
+): Promise<{ floor: BrokerFloorOutcome[]; scaleOut: ScaleOutOutcome[] }> {
   const cleanup = new BenchCleanup();
   const stopListening = cleanUpOnSignal(cleanup, (line, code) => {
     process.stderr.write(`${line}\n`);
     process.exit(code);
   });
-  const outcomes: ScaleOutOutcome[] = [];
+  const ran = { floor: [] as BrokerFloorOutcome[], scaleOut: [] as ScaleOutOutcome[] };
+  const run = async <C extends { name: string; seconds: number; offeredRate: number }, O extends object>(c: C, runCase: (settings: C) => Promise<O>): Promise<O> => {
+    const settings = { ...c, seconds: secondsArg ? Number(secondsArg) : c.seconds, offeredRate: rateArg ? Number(rateArg) : c.offeredRate };
+    process.stderr.write(`bench: ${c.name}, ${settings.offeredRate}/s offered for ${settings.seconds} s …\n`);
+    const outcome = await runCase(settings);
+    // Interrupted: the case failed as its processes were killed; the signal's handler exits once the clean-up is done.
+    if (cleanup.closed) await new Promise<never>(() => {});
+    if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${String(outcome.error)}\n`);
+    return outcome;
+  };
   try {
-    for (const c of cases) {
-      const seconds = secondsArg ? Number(secondsArg) : c.seconds;
-      const offeredRate = rateArg ? Number(rateArg) : c.offeredRate;
-      process.stderr.write(`bench: ${c.name}, ${offeredRate}/s offered for ${seconds} s …\n`);
-      const outcome = await runScaleOutCase({ ...c, seconds, offeredRate }, servers, cleanup);
-      // Interrupted: the case failed as its processes were killed; the signal's handler exits once the clean-up is done.
-      if (cleanup.closed) await new Promise<never>(() => {});
-      if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${outcome.error}\n`);
-      outcomes.push(outcome);
-    }
+    for (const c of floorCases) ran.floor.push(await run(c, (s) => runBrokerFloorCase(s, servers.amqpUrl, scaleOutBody, cleanup)));
+    for (const c of cases) ran.scaleOut.push(await run(c, (s) => runScaleOutCase(s, servers, cleanup)));
   } finally {
     stopListening();
   }
-  return outcomes;
+  return ran;
 }
 
 /** A URL argument's password masked (--pg-url, --amqp-url): the command is printed and kept in the results. */

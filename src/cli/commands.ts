@@ -42,6 +42,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     case 'bench-webhooks':
       // Internal: the smppd side of the webhook benchmark.
       return (await import('./bench-webhooks.js')).runWebhookBenchSide(rest);
+    case 'bench-consumer':
+      // Internal: the scale-out benchmark's floor consumer of the send queue.
+      return (await import('./bench-consumer.js')).runBenchConsumer(rest);
     case 'version':
     case '--version':
       console.log(version());

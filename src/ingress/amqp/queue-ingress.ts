@@ -55,6 +55,25 @@ export interface AmqpIngressOptions {
   connect?: Connect;
 }
 
+/** The names `declareSendQueue` declares. */
+export type SendQueueNames = Pick<AmqpConfig, 'queue' | 'exchange' | 'routingKey' | 'deadLetterExchange' | 'deadLetterQueue'>;
+
+/**
+ * The consumed queue as the ingress declares it: durable, dead-lettering to a durable fanout
+ * exchange with its own durable queue, and bound to `exchange` when there is one. The scale-out
+ * benchmark's floor consumer declares the same, so that the broker does the same work for it.
+ */
+export async function declareSendQueue(channel: Channel, c: SendQueueNames): Promise<void> {
+  await channel.assertExchange(c.deadLetterExchange, 'fanout', { durable: true });
+  await channel.assertQueue(c.deadLetterQueue, { durable: true });
+  await channel.bindQueue(c.deadLetterQueue, c.deadLetterExchange, '');
+  await channel.assertQueue(c.queue, { durable: true, deadLetterExchange: c.deadLetterExchange });
+  if (c.exchange !== undefined) {
+    await channel.assertExchange(c.exchange, 'direct', { durable: true });
+    await channel.bindQueue(c.queue, c.exchange, c.routingKey ?? c.queue);
+  }
+}
+
 /** The headers a refused message carries on the dead-letter exchange. */
 export const ERROR_HEADER = 'x-smppd-error';
 export const ERROR_CODE_HEADER = 'x-smppd-error-code';
@@ -181,14 +200,7 @@ export class AmqpIngress {
     this.#session = session;
     // Declared every time: a broker that lost them (a new node) gets them back. Arguments that
     // differ from an existing queue's fail here (PRECONDITION_FAILED), logged by the link.
-    await channel.assertExchange(c.deadLetterExchange, 'fanout', { durable: true });
-    await channel.assertQueue(c.deadLetterQueue, { durable: true });
-    await channel.bindQueue(c.deadLetterQueue, c.deadLetterExchange, '');
-    await channel.assertQueue(c.queue, { durable: true, deadLetterExchange: c.deadLetterExchange });
-    if (c.exchange !== undefined) {
-      await channel.assertExchange(c.exchange, 'direct', { durable: true });
-      await channel.bindQueue(c.queue, c.exchange, c.routingKey ?? c.queue);
-    }
+    await declareSendQueue(channel, c);
     await channel.prefetch(c.prefetch);
     const { consumerTag } = await channel.consume(c.queue, (message) => this.#receive(session, message), { noAck: false });
     session.consumerTag = consumerTag;

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scaleOutBody, sumByLabel } from '../../../src/cli/bench-scaleout.js';
+import { percentAtRate, type BrokerFloorResult } from '../../../src/cli/bench-scaleout-floor.js';
 import { deliveryFigures, type StoredMessage } from '../../../src/cli/bench-scaleout-store.js';
+import { renderBrokerFloorTable } from '../../../src/cli/bench-scaleout-table.js';
 import { readSendMessage } from '../../../src/ingress/amqp/send-message.js';
 
 describe('scaleOutBody', () => {
@@ -61,5 +63,34 @@ describe('sumByLabel', () => {
     ].join('\n');
     expect(sumByLabel(text, 'smppd_receipts_total', 'result')).toEqual({ matched: 15, parked: 2 });
     expect(sumByLabel(text, 'smppd_bind_submits_total', 'upstream')).toEqual({ sim: 7 });
+  });
+});
+
+describe('the broker floor', () => {
+  it('puts the machine CPU per message at the offered rate as % of one core', () => {
+    expect(percentAtRate(188.5, 8000)).toBe(151);
+    expect(percentAtRate(250, 8000)).toBe(200);
+  });
+
+  const floor: BrokerFloorResult = {
+    case: 'scale-out: RabbitMQ alone', queue: 'q', consumers: 2, prefetch: 500, offeredRate: 8000, seconds: 10, loadAverage: 0.5,
+    publish: {
+      offered: 80000, published: 80000, confirmed: 80000, nacked: 0, skipped: 0, unconfirmed: 0, writeBufferFull: 0, blocked: 0,
+      publishedPerSecond: 7999, confirmedPerSecond: 7985.2, confirmP50Ms: 7.7, confirmP99Ms: 266.6, confirmMaxMs: 300, channels: 4,
+    },
+    consumed: 80000, consumedPerSecond: 7980.8, outcome: 'all consumed',
+    cpuPercent: { rabbitmq: 87, consumers: 39, bench: 21, machine: 149, others: 2 },
+    cpuUsPerMessage: { rabbitmq: 109.8, consumers: 48.9, bench: 26.3, machine: 188.5 },
+    machinePercentAtOffered: 151, cleanupProblems: [],
+  };
+
+  it('renders a column per case, and a failed case with its error in the outcome row and its clean-up problems below', () => {
+    const table = renderBrokerFloorTable([floor, { case: 'broken', error: 'the floor consumer exited with 3 before it was ready', cleanupProblems: ['could not delete queue q'] }]);
+    const lines = table.split('\n');
+    expect(lines[0]).toBe('|  | scale-out: RabbitMQ alone | broken |');
+    expect(lines).toContain('| CPU µs per message: rabbitmq / consumers / bench / machine | 109.8 / 48.9 / 26.3 / 188.5 | – |');
+    expect(lines).toContain('| machine CPU % at the offered rate (of 200) | 151 | – |');
+    expect(lines).toContain('| outcome | all consumed | failed: the floor consumer exited with 3 before it was ready |');
+    expect(lines.at(-1)).toBe('- broken: clean-up: could not delete queue q');
   });
 });

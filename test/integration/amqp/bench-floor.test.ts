@@ -1,0 +1,75 @@
+/**
+ * The scale-out benchmark's broker floor against a real RabbitMQ: the load it publishes is read
+ * and acked once by its consumer processes (`smppd bench-consumer`, run from the source here),
+ * its figures add up, and it leaves no queue, exchange or process behind.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import amqplib from 'amqplib';
+import { describe, expect, it } from 'vitest';
+import { BenchCleanup } from '../../../src/cli/bench-cleanup.js';
+import { scaleOutBody } from '../../../src/cli/bench-scaleout.js';
+import { runBrokerFloorCase, type ConsumerCommand } from '../../../src/cli/bench-scaleout-floor.js';
+import { AMQP_URL, noteSkipped } from './broker.js';
+
+noteSkipped('bench broker floor (test/integration/amqp/bench-floor.test.ts)');
+
+const FROM_SOURCE: ConsumerCommand = { module: 'src/main.ts', execArgv: ['--import', './test/support/ts-register.mjs'] };
+
+/** Command lines of this machine's processes that mention `text`. */
+function processesNaming(text: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmdline.includes(text)) found.push(cmdline);
+    } catch {
+      // gone since the listing
+    }
+  }
+  return found;
+}
+
+async function exists(kind: 'queue' | 'exchange', name: string): Promise<boolean> {
+  const connection = await amqplib.connect(AMQP_URL);
+  try {
+    const ch = await connection.createChannel();
+    ch.on('error', () => {});
+    return await (kind === 'queue' ? ch.checkQueue(name) : ch.checkExchange(name)).then(() => true, () => false);
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
+describe.skipIf(AMQP_URL === '')('the broker floor of the scale-out benchmark', () => {
+  it('has every published request read and acked once by its consumers, and removes its queues and processes', async () => {
+    const cleanup = new BenchCleanup();
+    const r = await runBrokerFloorCase({ name: 'floor', consumers: 2, prefetch: 50, offeredRate: 400, seconds: 1 }, AMQP_URL, scaleOutBody, cleanup, FROM_SOURCE);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.outcome).toBe('all consumed');
+    expect(r.publish).toMatchObject({ offered: 400, published: 400, confirmed: 400, nacked: 0 });
+    expect(r.consumed).toBe(400);
+    expect(r.cpuUsPerMessage.consumers).toBeGreaterThan(0);
+    expect(r.cpuUsPerMessage.machine).toBeGreaterThanOrEqual(r.cpuUsPerMessage.consumers);
+    expect(r.machinePercentAtOffered).toBe(Math.round((r.cpuUsPerMessage.machine * 400) / 10_000));
+    expect(r.cleanupProblems).toEqual([]);
+    expect(await exists('queue', r.queue)).toBe(false);
+    expect(await exists('queue', `${r.queue}.dead`)).toBe(false);
+    expect(await exists('exchange', `${r.queue}.dead`)).toBe(false);
+    expect(processesNaming(r.queue)).toEqual([]);
+    expect(await cleanup.runAll()).toEqual([]);
+  }, 60_000);
+
+  it('reports a consumer that cannot start as the case failing, and still removes what it made', async () => {
+    const cleanup = new BenchCleanup();
+    const dir = mkdtempSync(join(tmpdir(), 'smppd-bench-floor-'));
+    const exitsAtOnce = join(dir, 'exits.mjs');
+    writeFileSync(exitsAtOnce, 'process.exit(3);\n');
+    const broken: ConsumerCommand = { module: exitsAtOnce, execArgv: [] };
+    const r = await runBrokerFloorCase({ name: 'floor', consumers: 1, prefetch: 50, offeredRate: 100, seconds: 1 }, AMQP_URL, scaleOutBody, cleanup, broken);
+    rmSync(dir, { recursive: true, force: true });
+    expect(r).toMatchObject({ case: 'floor', error: 'the floor consumer exited with 3 before it was ready', cleanupProblems: [] });
+    expect(await cleanup.runAll()).toEqual([]);
+  }, 60_000);
+});
