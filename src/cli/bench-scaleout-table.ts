@@ -1,6 +1,7 @@
 /** The scale-out cases side by side: one column per case, one row per figure, notes below. */
 import type { PerInstance, ScaleOutCaseResult, ScaleOutOutcome } from './bench-scaleout.js';
-import type { BrokerFloorOutcome, BrokerFloorResult } from './bench-scaleout-floor.js';
+import type { BrokerFloorOutcome, BrokerFloorResult } from './bench-floor-broker.js';
+import type { StoreFloorOutcome, StoreFloorResult } from './bench-floor-store.js';
 import type { Quantiles } from './bench-scaleout-store.js';
 
 type Row = [label: string, cell: (r: ScaleOutCaseResult) => string];
@@ -98,4 +99,39 @@ export function renderBrokerFloorTable(results: BrokerFloorOutcome[]): string {
   const rows = FLOOR_ROWS.map(([label, cell]) => [label, ...results.map((r) => ('error' in r ? (label === 'outcome' ? `failed: ${r.error}` : '–') : cell(r)))]);
   const notes = results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
   return [line(header), line(header.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+type StoreFloorRow = [label: string, cell: (r: StoreFloorResult) => string];
+
+const STORE_FLOOR_ROWS: StoreFloorRow[] = [
+  ['messages; a statement; connections', (r) => `${r.messages}; ${r.batch}; ${r.clients}`],
+  ['DELIVERED', (r) => String(r.delivered)],
+  ['commits a message', (r) => String(r.commitsPerMessage)],
+  ['messages/s (as fast as it goes)', (r) => `${r.messagesPerSecond} (${r.seconds} s)`],
+  ['CPU µs per message: postgres / bench', (r) => `${r.cpuUsPerMessage.postgres ?? 'n/a'} / ${r.cpuUsPerMessage.bench}`],
+  ['postgres CPU % at the scale-out rate (of 200)', (r) => (r.postgresPercentAtOffered === null ? 'n/a' : `${r.postgresPercentAtOffered} (at ${r.offeredRate}/s)`)],
+];
+
+/** PostgreSQL's floor, one column per case; a failed case says why. */
+export function renderStoreFloorTable(results: StoreFloorOutcome[]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  const header = ['', ...results.map((r) => r.case)];
+  const rows = [...STORE_FLOOR_ROWS, ['outcome', () => ''] as StoreFloorRow].map(([label, cell]) => [label, ...results.map((r) => {
+    if ('error' in r) return label === 'outcome' ? `failed: ${r.error}` : '–';
+    return label === 'outcome' ? (r.delivered === r.messages ? 'all DELIVERED' : `${r.messages - r.delivered} not DELIVERED`) : cell(r);
+  })]);
+  const notes = results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
+  return [line(header), line(header.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+/**
+ * One line: what the two floors take of the machine together at the scale-out rate, before the
+ * simulator and smppd's own work. Empty unless both ran, on this machine, at the same rate.
+ */
+export function renderFloorSummary(broker: BrokerFloorOutcome[], store: StoreFloorOutcome[], cores: number): string {
+  const b = broker.find((r): r is BrokerFloorResult => !('error' in r) && r.outcome === 'all consumed');
+  const s = store.find((r): r is StoreFloorResult => !('error' in r) && r.postgresPercentAtOffered !== null && r.delivered === r.messages);
+  if (!b || !s || b.offeredRate !== s.offeredRate) return '';
+  const sum = b.machinePercentAtOffered + s.postgresPercentAtOffered!;
+  return `floors at ${b.offeredRate}/s: the broker with its publisher and consumers ${b.machinePercentAtOffered} % + PostgreSQL's least writes ${s.postgresPercentAtOffered} % = ${sum} % of ${cores * 100} (${cores} cores), before the simulator and smppd's own work`;
 }

@@ -22,3 +22,8 @@ export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** What a CPU cost per message amounts to at a rate, % of one core (a machine of two has 200). */
+export function percentAtRate(cpuUsPerMessage: number, perSecond: number): number {
+  return round((cpuUsPerMessage * perSecond) / 10_000, 0);
+}

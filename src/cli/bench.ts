@@ -10,8 +10,9 @@ import type { ClientResult } from './bench-client.js';
 import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
 import { freePort } from './bench-proc.js';
 import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
-import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './bench-scaleout-floor.js';
-import { renderBrokerFloorTable, renderScaleOutTable } from './bench-scaleout-table.js';
+import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './bench-floor-broker.js';
+import { STORE_FLOOR_CASES, runStoreFloorCase, type StoreFloorCase, type StoreFloorOutcome } from './bench-floor-store.js';
+import { renderBrokerFloorTable, renderFloorSummary, renderScaleOutTable, renderStoreFloorTable } from './bench-scaleout-table.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
 import { round } from './bench-stats.js';
 
@@ -62,8 +63,10 @@ delivered by the webhook dispatcher to a receiver over loopback HTTP. --only web
 Then the scale-out cases ('scale-out: …', plain TCP only): send requests published to one
 RabbitMQ queue at 8,000/s (--scaleout-rate N to change it), consumed by two daemons × 4 binds,
 then by one daemon × 8 binds, sharing one PostgreSQL store, until every request is DELIVERED.
-Before them, the broker's floor: the same load consumed by two processes that only read and ack
-each request (what RabbitMQ and its consumers cost before smppd stores or sends anything).
+Before them, two floors: the same load consumed by two processes that only read and ack each
+request (what RabbitMQ and its consumers cost before smppd stores or sends anything), and
+PostgreSQL writing the least a shared store must per message (insert, outcome, receipt), each
+with its share of the machine at the offered rate.
 They need --pg-url postgres://… (a database the bench may create schemas in) and
 --amqp-url amqp://… (or SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL); without them they are
 skipped. --only scale-out runs just those.`;
@@ -109,19 +112,15 @@ export async function runBench(argv: string[]): Promise<number> {
     process.stderr.write(`bench: ${c.name} for ${seconds} s …\n`);
     webhookResults.push(await runWebhookCase({ ...c, seconds }));
   }
-  const scaleOutCases = transports.includes('tcp') ? SCALEOUT_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
-  const floorCases = transports.includes('tcp') ? BROKER_FLOOR_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
-  const scaleOutResults: ScaleOutOutcome[] = [];
-  const brokerFloorResults: BrokerFloorOutcome[] = [];
+  const picked = <C extends { name: string }>(all: C[]): C[] => (transports.includes('tcp') ? all.filter((c) => !values.only || c.name.includes(values.only)) : []);
+  const plan: ScaleOutPlan = { brokerFloor: picked(BROKER_FLOOR_CASES), storeFloor: picked(STORE_FLOOR_CASES), scaleOut: picked(SCALEOUT_CASES) };
+  const planned = plan.brokerFloor.length + plan.storeFloor.length + plan.scaleOut.length;
   const servers = scaleOutServers(values['pg-url'], values['amqp-url']);
-  if (scaleOutCases.length + floorCases.length > 0 && servers === undefined) {
+  if (planned > 0 && servers === undefined) {
     process.stderr.write('bench: scale-out cases skipped; give --pg-url postgres://… and --amqp-url amqp://… (or set SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL) to run them\n');
   }
-  if (servers && scaleOutCases.length + floorCases.length > 0) {
-    const ran = await runScaleOutCases(floorCases, scaleOutCases, servers, values.seconds, values['scaleout-rate']);
-    brokerFloorResults.push(...ran.floor);
-    scaleOutResults.push(...ran.scaleOut);
-  }
+  const ran = servers && planned > 0 ? await runScaleOutCases(plan, servers, values.seconds, values['scaleout-rate']) : { brokerFloor: [], storeFloor: [], scaleOut: [] };
+  const { scaleOut: scaleOutResults, brokerFloor: brokerFloorResults, storeFloor: storeFloorResults } = ran;
   const report = {
     when: new Date().toISOString(),
     node: process.version,
@@ -133,6 +132,7 @@ export async function runBench(argv: string[]): Promise<number> {
     webhookResults,
     scaleOutResults,
     brokerFloorResults,
+    storeFloorResults,
   };
   mkdirSync(values.out, { recursive: true });
   const stamp = report.when.replace(/[:.]/g, '-');
@@ -143,37 +143,58 @@ export async function runBench(argv: string[]): Promise<number> {
   if (webhookResults.length > 0) console.log(`${results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
   if (scaleOutResults.length > 0) console.log(`${results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
   if (brokerFloorResults.length > 0) console.log(`\n${renderBrokerFloorTable(brokerFloorResults)}`);
+  if (storeFloorResults.length > 0) console.log(`\n${renderStoreFloorTable(storeFloorResults)}`);
+  const summary = renderFloorSummary(brokerFloorResults, storeFloorResults, report.cpus);
+  if (summary) console.log(`\n${summary}`);
   console.log(`\n${report.cpus} × ${report.cpuModel}, Node ${report.node}; ${report.command}`);
-  return [...scaleOutResults, ...brokerFloorResults].some((r) => 'error' in r) ? 1 : 0;
+  return [...scaleOutResults, ...brokerFloorResults, ...storeFloorResults].some((r) => 'error' in r) ? 1 : 0;
+}
+
+/** What `--only` left of the cases that need the servers. */
+interface ScaleOutPlan {
+  brokerFloor: BrokerFloorCase[];
+  storeFloor: StoreFloorCase[];
+  scaleOut: ScaleOutCase[];
 }
 
 /**
- * The broker's floor, then the scale-out cases, one after the other (the floor first: the
- * PostgreSQL checkpoints after the scale-out cases' writes would share its cores). Interrupted
- * (SIGINT, SIGTERM), the run removes the schema, queues, processes and folder it created, says so
- * in one line and exits non-zero, writing no results.
+ * The floors, then the scale-out cases, one after the other (the floors first: the PostgreSQL
+ * checkpoints after the scale-out cases' writes would share their cores). Interrupted (SIGINT,
+ * SIGTERM), the run removes the schemas, queues, processes and folders it created, says so in
+ * one line and exits non-zero, writing no results.
  */
 async function runScaleOutCases(
-  floorCases: BrokerFloorCase[], cases: ScaleOutCase[], servers: ScaleOutServers, secondsArg: string | undefined, rateArg: string | undefined,
-): Promise<{ floor: BrokerFloorOutcome[]; scaleOut: ScaleOutOutcome[] }> {
+  plan: ScaleOutPlan, servers: ScaleOutServers, secondsArg: string | undefined, rateArg: string | undefined,
+): Promise<{ brokerFloor: BrokerFloorOutcome[]; storeFloor: StoreFloorOutcome[]; scaleOut: ScaleOutOutcome[] }> {
   const cleanup = new BenchCleanup();
   const stopListening = cleanUpOnSignal(cleanup, (line, code) => {
     process.stderr.write(`${line}\n`);
     process.exit(code);
   });
-  const ran = { floor: [] as BrokerFloorOutcome[], scaleOut: [] as ScaleOutOutcome[] };
-  const run = async <C extends { name: string; seconds: number; offeredRate: number }, O extends object>(c: C, runCase: (settings: C) => Promise<O>): Promise<O> => {
-    const settings = { ...c, seconds: secondsArg ? Number(secondsArg) : c.seconds, offeredRate: rateArg ? Number(rateArg) : c.offeredRate };
-    process.stderr.write(`bench: ${c.name}, ${settings.offeredRate}/s offered for ${settings.seconds} s …\n`);
-    const outcome = await runCase(settings);
+  const offeredRate = (c: { offeredRate: number }): number => (rateArg ? Number(rateArg) : c.offeredRate);
+  const seconds = (c: { seconds: number }): number => (secondsArg ? Number(secondsArg) : c.seconds);
+  const run = async <C extends { name: string }, O extends object>(c: C, what: string, runCase: () => Promise<O>): Promise<O> => {
+    process.stderr.write(`bench: ${c.name}, ${what} …\n`);
+    const outcome = await runCase();
     // Interrupted: the case failed as its processes were killed; the signal's handler exits once the clean-up is done.
     if (cleanup.closed) await new Promise<never>(() => {});
     if ('error' in outcome) process.stderr.write(`bench: ${c.name} failed: ${String(outcome.error)}\n`);
     return outcome;
   };
+  const ran = { brokerFloor: [] as BrokerFloorOutcome[], storeFloor: [] as StoreFloorOutcome[], scaleOut: [] as ScaleOutOutcome[] };
   try {
-    for (const c of floorCases) ran.floor.push(await run(c, (s) => runBrokerFloorCase(s, servers.amqpUrl, scaleOutBody, cleanup)));
-    for (const c of cases) ran.scaleOut.push(await run(c, (s) => runScaleOutCase(s, servers, cleanup)));
+    for (const c of plan.brokerFloor) {
+      const s = { ...c, seconds: seconds(c), offeredRate: offeredRate(c) };
+      ran.brokerFloor.push(await run(c, `${s.offeredRate}/s offered for ${s.seconds} s`, () => runBrokerFloorCase(s, servers.amqpUrl, scaleOutBody, cleanup)));
+    }
+    for (const c of plan.storeFloor) {
+      const s = { ...c, offeredRate: offeredRate(c) };
+      ran.storeFloor.push(await run(c, `${s.messages} messages, ${s.batch} a statement, ${s.clients} connections`, () => runStoreFloorCase(s, servers.pgUrl, cleanup)));
+    }
+    for (const c of plan.scaleOut) {
+      const s = { ...c, seconds: seconds(c), offeredRate: offeredRate(c) };
+      ran.scaleOut.push(await run(c, `${s.offeredRate}/s offered for ${s.seconds} s`, () => runScaleOutCase(s, servers, cleanup)));
+    }
   } finally {
     stopListening();
   }

@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scaleOutBody, sumByLabel } from '../../../src/cli/bench-scaleout.js';
-import { percentAtRate, type BrokerFloorResult } from '../../../src/cli/bench-scaleout-floor.js';
+import type { BrokerFloorResult } from '../../../src/cli/bench-floor-broker.js';
 import { deliveryFigures, type StoredMessage } from '../../../src/cli/bench-scaleout-store.js';
-import { renderBrokerFloorTable } from '../../../src/cli/bench-scaleout-table.js';
+import type { StoreFloorResult } from '../../../src/cli/bench-floor-store.js';
+import { renderBrokerFloorTable, renderFloorSummary, renderStoreFloorTable } from '../../../src/cli/bench-scaleout-table.js';
+import { percentAtRate } from '../../../src/cli/bench-stats.js';
 import { readSendMessage } from '../../../src/ingress/amqp/send-message.js';
 
 describe('scaleOutBody', () => {
@@ -92,5 +94,27 @@ describe('the broker floor', () => {
     expect(lines).toContain('| machine CPU % at the offered rate (of 200) | 151 | – |');
     expect(lines).toContain('| outcome | all consumed | failed: the floor consumer exited with 3 before it was ready |');
     expect(lines.at(-1)).toBe('- broken: clean-up: could not delete queue q');
+  });
+
+  const store: StoreFloorResult = {
+    case: 'scale-out: PostgreSQL alone', schema: 's', messages: 80000, batch: 500, clients: 4, offeredRate: 8000, delivered: 80000,
+    commitsPerMessage: 0.004, seconds: 1.53, messagesPerSecond: 52127, cpuUsPerMessage: { postgres: 28.1, bench: 5.3 },
+    postgresPercentAtOffered: 22, cleanupProblems: [],
+  };
+
+  it('renders the PostgreSQL floor, with its outcome from the rows DELIVERED', () => {
+    const lines = renderStoreFloorTable([store, { ...store, case: 'short', delivered: 79990 }]).split('\n');
+    expect(lines).toContain('| CPU µs per message: postgres / bench | 28.1 / 5.3 | 28.1 / 5.3 |');
+    expect(lines).toContain('| postgres CPU % at the scale-out rate (of 200) | 22 (at 8000/s) | 22 (at 8000/s) |');
+    expect(lines).toContain('| outcome | all DELIVERED | 10 not DELIVERED |');
+  });
+
+  it('sums the two floors at the offered rate, only when both ran whole at the same rate on this machine', () => {
+    expect(renderFloorSummary([floor], [store], 2)).toBe(
+      "floors at 8000/s: the broker with its publisher and consumers 151 % + PostgreSQL's least writes 22 % = 173 % of 200 (2 cores), before the simulator and smppd's own work");
+    expect(renderFloorSummary([floor], [{ ...store, offeredRate: 4000 }], 2)).toBe('');
+    expect(renderFloorSummary([floor], [{ ...store, postgresPercentAtOffered: null }], 2)).toBe('');
+    expect(renderFloorSummary([{ ...floor, outcome: 'gave up' }], [store], 2)).toBe('');
+    expect(renderFloorSummary([], [store], 2)).toBe('');
   });
 });

@@ -18,7 +18,7 @@ import { CpuMeter, exitOf, sleep } from './bench-proc.js';
 import { publishOpenLoop, type PublishResult } from './bench-publisher.js';
 import { BrokerWatch } from './bench-scaleout-broker.js';
 import { serverMeter } from './bench-servers.js';
-import { round } from './bench-stats.js';
+import { percentAtRate, round } from './bench-stats.js';
 import { DAEMON_NODE_FLAGS } from './node-flags.js';
 
 export interface BrokerFloorCase {
@@ -80,11 +80,6 @@ export interface ConsumerCommand {
 }
 
 const BUILT: ConsumerCommand = { module: join(resolve(dirname(fileURLToPath(import.meta.url)), '../../..'), 'dist/src/main.js'), execArgv: DAEMON_NODE_FLAGS };
-
-/** What the machine's CPU per message amounts to at a rate, % of one core. */
-export function percentAtRate(cpuUsPerMessage: number, perSecond: number): number {
-  return round((cpuUsPerMessage * perSecond) / 10_000, 0);
-}
 
 /** Runs the case; never throws. `body` is the scale-out cases' request. */
 export async function runBrokerFloorCase(

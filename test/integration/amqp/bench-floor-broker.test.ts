@@ -10,10 +10,10 @@ import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { BenchCleanup } from '../../../src/cli/bench-cleanup.js';
 import { scaleOutBody } from '../../../src/cli/bench-scaleout.js';
-import { runBrokerFloorCase, type ConsumerCommand } from '../../../src/cli/bench-scaleout-floor.js';
+import { runBrokerFloorCase, type ConsumerCommand } from '../../../src/cli/bench-floor-broker.js';
 import { AMQP_URL, noteSkipped } from './broker.js';
 
-noteSkipped('bench broker floor (test/integration/amqp/bench-floor.test.ts)');
+noteSkipped('bench broker floor (test/integration/amqp/bench-floor-broker.test.ts)');
 
 const FROM_SOURCE: ConsumerCommand = { module: 'src/main.ts', execArgv: ['--import', './test/support/ts-register.mjs'] };
 
