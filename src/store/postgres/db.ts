@@ -169,7 +169,10 @@ export class Tx extends Runner {
     this.flush();
     // pg reports some of its own failures on the next tick: they are in before COMMIT is sent.
     if (this.#unread.length > 0) await new Promise<void>((resolve) => process.nextTick(resolve));
-    if (this.#sentFailed) {
+    // A read that failed in pg (a value it could not send, the connection) left the server's
+    // transaction going, as a sent one does: an operation that caught that error and went on would
+    // commit without the statement. PostgreSQL ends a transaction after its own errors itself.
+    if (this.#sentFailed || this.#clientFailed) {
       await this.#readAfterUnread(Promise.resolve()); // throws the failed statement's error, if not read yet
       throw new Error('a statement of the transaction failed: not committed');
     }

@@ -92,6 +92,18 @@ describePg('PostgreSQL store transactions, pipelined', () => {
     expect(await ids()).toEqual([]);
   });
 
+  it("an operation that swallows a read's failure in pg (a value it cannot send) commits nothing either", async () => {
+    // The server never saw the failed statement, so its transaction is not aborted and would commit.
+    const unsendable = { toPostgres: () => { throw new Error('not a parameter'); } };
+    const failed = db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t VALUES (1, $1)', ['a']);
+      await tx.run('INSERT INTO t VALUES ($1, $2)', [2, unsendable]).catch(() => 0);
+      await tx.run('INSERT INTO t VALUES (3, $1)', ['c']);
+    });
+    await expect(failed).rejects.toThrow('not committed');
+    expect(await ids()).toEqual([]);
+  });
+
   it('an operation that throws after a send rolls back, and the send fails no one later', async () => {
     const failed = db.transaction(async (tx) => {
       tx.send('INSERT INTO t VALUES (1, $1)', ['a']);
