@@ -48,6 +48,8 @@ export interface BrokerFloorResult {
   consumed: number;
   /** Consumed over first publish → last delivery to a consumer. */
   consumedPerSecond: number;
+  /** basic.ack frames the consumers sent per message consumed. */
+  ackFramesPerMessage: number;
   /** 'all consumed' or why it gave up. */
   outcome: string;
   /** From the first publish to the last delivery, % of one core (machine: of all cores); null when RabbitMQ is not on this machine. */
@@ -96,27 +98,30 @@ export async function runBrokerFloorCase(
     removeQueue = cleanup.add(`queue ${queue}`, () => broker.removeAndClose(queue));
     for (let i = 0; i < c.consumers; i++) consumers.push(await FloorConsumer.start(command, amqpUrl, queue, c.prefetch, cleanup));
     await broker.depth(queue); // declared by the consumers
-    let meters: { consumers: CpuMeter[]; bench: CpuMeter; machine: CpuMeter; rabbitmq: ReturnType<typeof serverMeter> } | undefined;
+    // The consumers' CPU from their own reports: the first now (idle until the first publish), the last at the end.
+    const before = await Promise.all(consumers.map((x) => x.report()));
+    let meters: { bench: CpuMeter; machine: CpuMeter; rabbitmq: ReturnType<typeof serverMeter> } | undefined;
     const published = await publishOpenLoop({
       url: amqpUrl, queue, ratePerSecond: c.offeredRate, seconds: c.seconds, channels: PUBLISH_CHANNELS, body,
       onStart: () => {
-        meters = {
-          consumers: consumers.map((x) => CpuMeter.ofPid(x.pid)), bench: CpuMeter.ofSelf(), machine: CpuMeter.ofMachine(),
-          rabbitmq: serverMeter('beam.smp', amqpUrl),
-        };
+        meters = { bench: CpuMeter.ofSelf(), machine: CpuMeter.ofMachine(), rabbitmq: serverMeter('beam.smp', amqpUrl) };
       },
     });
-    const { outcome, reports } = await waitUntilConsumed(consumers, published.confirmed);
+    const waited = await waitUntilConsumed(consumers, published.confirmed);
+    const unconfirmed = published.offered - published.confirmed;
+    // Fewer confirmed than offered: a short load, not a floor (and not summed with PostgreSQL's).
+    const outcome = unconfirmed > 0 ? `${unconfirmed} of ${published.offered} not confirmed by the broker; ${waited.outcome}` : waited.outcome;
+    const reports = waited.reports;
     const m = meters!;
-    const consumerCpu = m.consumers.map((x) => x.elapsed());
     const bench = m.bench.elapsed();
     const machine = m.machine.elapsed();
     const rabbitmq = m.rabbitmq?.meter.elapsed();
     const consumed = reports.reduce((a, r) => a + r.consumed, 0);
-    const lastAt = Math.max(...reports.map((r) => r.lastAt));
+    const lastAt = Math.max(...reports.map((r) => r.lastAt).filter(Number.isFinite));
     const n = Math.max(1, consumed);
     const pct = (cpuUs: number, wallMs: number): number => round((cpuUs / (wallMs * 1000)) * 100, 0);
-    const consumersUs = consumerCpu.reduce((a, x) => a + x.cpuUs, 0);
+    const consumersUs = reports.reduce((a, r, i) => a + r.cpuUs - before[i]!.cpuUs, 0);
+    const ackFrames = reports.reduce((a, r, i) => a + r.ackFrames - before[i]!.ackFrames, 0);
     const cpuPercent = {
       rabbitmq: rabbitmq ? pct(rabbitmq.cpuUs, rabbitmq.wallMs) : null,
       consumers: pct(consumersUs, machine.wallMs), bench: pct(bench.cpuUs, bench.wallMs), machine: pct(machine.cpuUs, machine.wallMs),
@@ -129,7 +134,8 @@ export async function runBrokerFloorCase(
     result = {
       case: c.name, queue, consumers: c.consumers, prefetch: c.prefetch, offeredRate: c.offeredRate, seconds: c.seconds, loadAverage,
       publish: { ...publish, channels: PUBLISH_CHANNELS },
-      consumed, consumedPerSecond: consumed > 0 ? round((consumed * 1000) / Math.max(1, lastAt - firstPublishAt)) : 0, outcome,
+      consumed, consumedPerSecond: Number.isFinite(lastAt) ? round((consumed * 1000) / Math.max(1, lastAt - firstPublishAt)) : 0,
+      ackFramesPerMessage: round(ackFrames / n, 3), outcome,
       cpuPercent: {
         ...cpuPercent,
         others: cpuPercent.rabbitmq === null ? null : Math.max(0, cpuPercent.machine - cpuPercent.rabbitmq - cpuPercent.consumers - cpuPercent.bench),
@@ -169,10 +175,12 @@ async function waitUntilConsumed(consumers: FloorConsumer[], want: number): Prom
 /** One `smppd bench-consumer` process, spoken to over its IPC channel. */
 class FloorConsumer {
   exited = false;
-  #lastReport: ConsumerReport = { consumed: 0, unreadable: 0, lastAt: NaN };
+  #lastReport: ConsumerReport = { consumed: 0, unreadable: 0, lastAt: NaN, ackFrames: 0, cpuUs: 0 };
 
   private constructor(private readonly child: ChildProcess) {
     child.once('exit', () => { this.exited = true; });
+    // A failed fork, or a send to a child that has just died: the ready wait and `report` say what follows.
+    child.on('error', () => {});
   }
 
   get pid(): number {
@@ -203,6 +211,10 @@ class FloorConsumer {
           clearTimeout(timer);
           reject(new Error(`the floor consumer exited with ${code} before it was ready`));
         });
+        child.once('error', (e) => {
+          clearTimeout(timer);
+          reject(new Error(`the floor consumer could not start: ${e.message}`));
+        });
       });
     } catch (e) {
       await consumer.stop();
@@ -211,7 +223,7 @@ class FloorConsumer {
     return consumer;
   }
 
-  /** Its counts now; its last ones once it has exited. */
+  /** Its counts now; its last ones once it has exited (or could not be asked). */
   report(): Promise<ConsumerReport> {
     if (this.exited || !this.child.connected) return Promise.resolve(this.#lastReport);
     return new Promise((resolveReport) => {
@@ -227,7 +239,7 @@ class FloorConsumer {
       };
       this.child.on('message', onMessage);
       this.child.once('exit', done);
-      this.child.send('report');
+      this.child.send('report', (e) => { if (e) done(); });
     });
   }
 

@@ -84,6 +84,7 @@ const FLOOR_ROWS: FloorRow[] = [
   ['published / confirmed / consumed', (r) => `${r.publish.published} / ${r.publish.confirmed} / ${r.consumed}`],
   ['confirmed/s; consumed/s', (r) => `${r.publish.confirmedPerSecond}; ${r.consumedPerSecond}`],
   ['publish → confirm p50 / p99 ms', (r) => `${r.publish.confirmP50Ms} / ${r.publish.confirmP99Ms}`],
+  ['basic.ack frames a message', (r) => String(r.ackFramesPerMessage)],
   ['CPU % rabbitmq / consumers / bench / machine (of 200); of it other work', (r) =>
     `${r.cpuPercent.rabbitmq ?? 'n/a'} / ${r.cpuPercent.consumers} / ${r.cpuPercent.bench} / ${r.cpuPercent.machine}; ${r.cpuPercent.others ?? 'n/a'}`],
   ['CPU µs per message: rabbitmq / consumers / bench / machine', (r) =>

@@ -117,7 +117,8 @@ export class Tx extends Runner {
    * answered with an error. COMMIT is not sent after it.
    */
   #sentFailed = false;
-  #clientFailed = false;
+  /** The first statement that failed other than by the server's answer (`clientFailed`). */
+  #clientError: unknown = undefined;
 
   constructor(client: pg.PoolClient, names: StatementNames) {
     super(names);
@@ -144,11 +145,11 @@ export class Tx extends Runner {
    * The connection is not given back to the pool after such a transaction.
    */
   get clientFailed(): boolean {
-    return this.#clientFailed;
+    return this.#clientError !== undefined;
   }
 
   #noteFailure(e: unknown): void {
-    if (!(e instanceof pg.DatabaseError)) this.#clientFailed = true;
+    if (!(e instanceof pg.DatabaseError)) this.#clientError ??= e;
   }
 
   /** Sends the gathered writes now, batch counters included (before reading a batch this transaction has moved). */
@@ -172,9 +173,9 @@ export class Tx extends Runner {
     // A read that failed in pg (a value it could not send, the connection) left the server's
     // transaction going, as a sent one does: an operation that caught that error and went on would
     // commit without the statement. PostgreSQL ends a transaction after its own errors itself.
-    if (this.#sentFailed || this.#clientFailed) {
+    if (this.#sentFailed || this.clientFailed) {
       await this.#readAfterUnread(Promise.resolve()); // throws the failed statement's error, if not read yet
-      throw new Error('a statement of the transaction failed: not committed');
+      throw new Error('a statement of the transaction failed: not committed', { cause: this.#clientError });
     }
     const committed = await this.#readAfterUnread(this.#client.query('COMMIT'));
     // PostgreSQL ends a transaction in which a statement failed with a ROLLBACK, without an error.

@@ -3,6 +3,7 @@
  * and acked once by its consumer processes (`smppd bench-consumer`, run from the source here),
  * its figures add up, and it leaves no queue, exchange or process behind.
  */
+import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,10 @@ import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { BenchCleanup } from '../../../src/cli/bench-cleanup.js';
 import { scaleOutBody } from '../../../src/cli/bench-scaleout.js';
+import { CONSUMER_URL_ENV } from '../../../src/cli/bench-consumer.js';
 import { runBrokerFloorCase, type ConsumerCommand } from '../../../src/cli/bench-floor-broker.js';
-import { AMQP_URL, noteSkipped } from './broker.js';
+import { exitOf } from '../../../src/cli/bench-proc.js';
+import { AMQP_URL, noteSkipped, uniqueName } from './broker.js';
 
 noteSkipped('bench broker floor (test/integration/amqp/bench-floor-broker.test.ts)');
 
@@ -51,6 +54,9 @@ describe.skipIf(AMQP_URL === '')('the broker floor of the scale-out benchmark', 
     expect(r.publish).toMatchObject({ offered: 400, published: 400, confirmed: 400, nacked: 0 });
     expect(r.consumed).toBe(400);
     expect(r.cpuUsPerMessage.consumers).toBeGreaterThan(0);
+    // Acks go together, never more than one a message.
+    expect(r.ackFramesPerMessage).toBeGreaterThan(0);
+    expect(r.ackFramesPerMessage).toBeLessThanOrEqual(1);
     expect(r.cpuUsPerMessage.machine).toBeGreaterThanOrEqual(r.cpuUsPerMessage.consumers);
     expect(r.machinePercentAtOffered).toBe(Math.round((r.cpuUsPerMessage.machine * 400) / 10_000));
     expect(r.cleanupProblems).toEqual([]);
@@ -72,4 +78,28 @@ describe.skipIf(AMQP_URL === '')('the broker floor of the scale-out benchmark', 
     expect(r).toMatchObject({ case: 'floor', error: 'the floor consumer exited with 3 before it was ready', cleanupProblems: [] });
     expect(await cleanup.runAll()).toEqual([]);
   }, 60_000);
+
+  it('a consumer whose bench is gone without its clean-up (the IPC channel closed) stops and exits', async () => {
+    const queue = uniqueName('floor');
+    const child = fork(FROM_SOURCE.module, ['bench-consumer', '--queue', queue, '--prefetch', '10'], {
+      execArgv: [...FROM_SOURCE.execArgv], env: { ...process.env, [CONSUMER_URL_ENV]: AMQP_URL }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.on('message', (m) => { if ((m as { ready?: boolean }).ready === true) resolve(); });
+        child.once('exit', (code) => reject(new Error(`exited with ${code} before it was ready`)));
+      });
+      child.disconnect();
+      const code = await Promise.race([exitOf(child), new Promise<string>((r) => setTimeout(() => r('still running'), 10_000))]);
+      expect(code).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      const connection = await amqplib.connect(AMQP_URL);
+      const ch = await connection.createChannel();
+      await ch.deleteQueue(queue);
+      await ch.deleteQueue(`${queue}.dead`);
+      await ch.deleteExchange(`${queue}.dead`);
+      await connection.close();
+    }
+  }, 30_000);
 });

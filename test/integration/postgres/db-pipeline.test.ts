@@ -101,6 +101,9 @@ describePg('PostgreSQL store transactions, pipelined', () => {
       await tx.run('INSERT INTO t VALUES (3, $1)', ['c']);
     });
     await expect(failed).rejects.toThrow('not committed');
+    // The error the operation swallowed is kept as the cause (the store error wraps the one thrown).
+    const error = (await failed.then(() => undefined, (e: unknown) => e)) as { cause?: { cause?: Error } } | undefined;
+    expect(error?.cause?.cause?.message).toBe('not a parameter');
     expect(await ids()).toEqual([]);
   });
 

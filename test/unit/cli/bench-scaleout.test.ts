@@ -80,7 +80,7 @@ describe('the broker floor', () => {
       offered: 80000, published: 80000, confirmed: 80000, nacked: 0, skipped: 0, unconfirmed: 0, writeBufferFull: 0, blocked: 0,
       publishedPerSecond: 7999, confirmedPerSecond: 7985.2, confirmP50Ms: 7.7, confirmP99Ms: 266.6, confirmMaxMs: 300, channels: 4,
     },
-    consumed: 80000, consumedPerSecond: 7980.8, outcome: 'all consumed',
+    consumed: 80000, consumedPerSecond: 7980.8, ackFramesPerMessage: 0.05, outcome: 'all consumed',
     cpuPercent: { rabbitmq: 87, consumers: 39, bench: 21, machine: 149, others: 2 },
     cpuUsPerMessage: { rabbitmq: 109.8, consumers: 48.9, bench: 26.3, machine: 188.5 },
     machinePercentAtOffered: 151, cleanupProblems: [],
@@ -92,6 +92,7 @@ describe('the broker floor', () => {
     expect(lines[0]).toBe('|  | scale-out: RabbitMQ alone | broken |');
     expect(lines).toContain('| CPU µs per message: rabbitmq / consumers / bench / machine | 109.8 / 48.9 / 26.3 / 188.5 | – |');
     expect(lines).toContain('| machine CPU % at the offered rate (of 200) | 151 | – |');
+    expect(lines).toContain('| basic.ack frames a message | 0.05 | – |');
     expect(lines).toContain('| outcome | all consumed | failed: the floor consumer exited with 3 before it was ready |');
     expect(lines.at(-1)).toBe('- broken: clean-up: could not delete queue q');
   });
