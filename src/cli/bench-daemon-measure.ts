@@ -9,8 +9,8 @@ import type { SimulatorCounters } from '../simulator/counters.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { DaemonCaseResult, E2eFigures } from './bench-daemon.js';
 import type { DaemonUnderTest } from './bench-harness.js';
-import { CpuMeter, sleep } from './bench-proc.js';
-import { percentile, round } from './bench-stats.js';
+import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
+import { percentile } from './bench-stats.js';
 
 export interface Meters {
   daemon: CpuMeter;
@@ -35,11 +35,10 @@ export function startMeters(d: DaemonUnderTest): Meters {
 
 export function cpuPercent(m: Meters): { percent: DaemonCaseResult['cpuPercent']; daemonCpuUs: number } {
   const daemon = m.daemon.elapsed();
-  const pct = (e: { cpuUs: number; wallMs: number }): number => round((e.cpuUs / (e.wallMs * 1000)) * 100, 0);
   return {
     percent: {
-      daemon: pct(daemon), simulator: pct(m.simulator.elapsed()), bench: pct(m.bench.elapsed()),
-      machine: pct(m.machine.elapsed()), daemonWaiting: pct(m.daemonWaiting.elapsed()),
+      daemon: percentOfCore(daemon), simulator: percentOfCore(m.simulator.elapsed()), bench: percentOfCore(m.bench.elapsed()),
+      machine: percentOfCore(m.machine.elapsed()), daemonWaiting: percentOfCore(m.daemonWaiting.elapsed()),
     },
     daemonCpuUs: daemon.cpuUs,
   };

@@ -14,8 +14,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchCleanup } from './bench-cleanup.js';
 import { CONSUMER_URL_ENV, type ConsumerReport } from './bench-consumer.js';
-import { CpuMeter, exitOf, sleep } from './bench-proc.js';
-import { publishOpenLoop, type PublishResult } from './bench-publisher.js';
+import { listUntilExit, stopChild } from './bench-harness.js';
+import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
+import { publishOpenLoop, publishSummary, type PublishSummary } from './bench-publisher.js';
+import { PUBLISH_CHANNELS, type ScaleOutFailure } from './bench-scaleout.js';
 import { BrokerWatch } from './bench-scaleout-broker.js';
 import { serverMeter } from './bench-servers.js';
 import { percentAtRate, round } from './bench-stats.js';
@@ -44,7 +46,7 @@ export interface BrokerFloorResult {
   offeredRate: number;
   seconds: number;
   loadAverage: number;
-  publish: Omit<PublishResult, 'publishedAt' | 'firstPublishAt' | 'lastPublishAt' | 'cpuUs'> & { channels: number };
+  publish: PublishSummary;
   consumed: number;
   /** Consumed over first publish → last delivery to a consumer. */
   consumedPerSecond: number;
@@ -61,16 +63,8 @@ export interface BrokerFloorResult {
   cleanupProblems: string[];
 }
 
-export interface BrokerFloorFailure {
-  case: string;
-  error: string;
-  cleanupProblems: string[];
-}
+export type BrokerFloorOutcome = BrokerFloorResult | ScaleOutFailure;
 
-export type BrokerFloorOutcome = BrokerFloorResult | BrokerFloorFailure;
-
-/** The same as the scale-out cases'. */
-const PUBLISH_CHANNELS = 4;
 /** Gives up when nothing was consumed for this long, ms. */
 const STALL_MS = 30_000;
 const READY_TIMEOUT_MS = 20_000;
@@ -119,22 +113,20 @@ export async function runBrokerFloorCase(
     const consumed = reports.reduce((a, r) => a + r.consumed, 0);
     const lastAt = Math.max(...reports.map((r) => r.lastAt).filter(Number.isFinite));
     const n = Math.max(1, consumed);
-    const pct = (cpuUs: number, wallMs: number): number => round((cpuUs / (wallMs * 1000)) * 100, 0);
     const consumersUs = reports.reduce((a, r, i) => a + r.cpuUs - before[i]!.cpuUs, 0);
     const ackFrames = reports.reduce((a, r, i) => a + r.ackFrames - before[i]!.ackFrames, 0);
     const cpuPercent = {
-      rabbitmq: rabbitmq ? pct(rabbitmq.cpuUs, rabbitmq.wallMs) : null,
-      consumers: pct(consumersUs, machine.wallMs), bench: pct(bench.cpuUs, bench.wallMs), machine: pct(machine.cpuUs, machine.wallMs),
+      rabbitmq: rabbitmq ? percentOfCore(rabbitmq) : null,
+      consumers: percentOfCore({ cpuUs: consumersUs, wallMs: machine.wallMs }), bench: percentOfCore(bench), machine: percentOfCore(machine),
     };
     const cpuUsPerMessage = {
       rabbitmq: rabbitmq ? round(rabbitmq.cpuUs / n, 1) : null,
       consumers: round(consumersUs / n, 1), bench: round(bench.cpuUs / n, 1), machine: round(machine.cpuUs / n, 1),
     };
-    const { publishedAt: _at, firstPublishAt, lastPublishAt: _l, cpuUs: _cpu, ...publish } = published;
     result = {
       case: c.name, queue, consumers: c.consumers, prefetch: c.prefetch, offeredRate: c.offeredRate, seconds: c.seconds, loadAverage,
-      publish: { ...publish, channels: PUBLISH_CHANNELS },
-      consumed, consumedPerSecond: Number.isFinite(lastAt) ? round((consumed * 1000) / Math.max(1, lastAt - firstPublishAt)) : 0,
+      publish: publishSummary(published, PUBLISH_CHANNELS),
+      consumed, consumedPerSecond: Number.isFinite(lastAt) ? round((consumed * 1000) / Math.max(1, lastAt - published.firstPublishAt)) : 0,
       ackFramesPerMessage: round(ackFrames / n, 3), outcome,
       cpuPercent: {
         ...cpuPercent,
@@ -191,13 +183,7 @@ class FloorConsumer {
     const child = fork(command.module, ['bench-consumer', '--queue', queue, '--prefetch', String(prefetch)], {
       execArgv: [...command.execArgv], env: { ...process.env, [CONSUMER_URL_ENV]: url }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const kill = cleanup.add(`floor consumer (pid ${child.pid})`, async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exitOf(child);
-      }
-    });
-    child.once('exit', () => void kill());
+    listUntilExit(child, 'floor consumer', cleanup);
     const consumer = new FloorConsumer(child);
     try {
       await new Promise<void>((resolveReady, reject) => {
@@ -245,10 +231,6 @@ class FloorConsumer {
 
   /** SIGTERM, SIGKILL after 5 s. */
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
-    if (await Promise.race([exitOf(this.child).then(() => true), sleep(5_000).then(() => false)])) return;
-    this.child.kill('SIGKILL');
-    await exitOf(this.child);
+    await stopChild(this.child, 5_000);
   }
 }

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { BenchCleanup } from './bench-cleanup.js';
 import { CpuMeter } from './bench-proc.js';
+import type { ScaleOutFailure } from './bench-scaleout.js';
 import { serverMeter } from './bench-servers.js';
 import { percentAtRate, round } from './bench-stats.js';
 
@@ -53,13 +54,7 @@ export interface StoreFloorResult {
   cleanupProblems: string[];
 }
 
-export interface StoreFloorFailure {
-  case: string;
-  error: string;
-  cleanupProblems: string[];
-}
-
-export type StoreFloorOutcome = StoreFloorResult | StoreFloorFailure;
+export type StoreFloorOutcome = StoreFloorResult | ScaleOutFailure;
 
 const BODY = JSON.stringify({ destination: '447700900123', text: 'Your code is 1234', client: 'bench', reference: 'bench-1' });
 

@@ -301,13 +301,14 @@ async function killChild(child: ChildProcess): Promise<void> {
 }
 
 /** From the spawn, so that a process still starting is killed too; its exit takes it off the list (the kill then finds it gone). */
-function listUntilExit(child: ChildProcess, what: string, cleanup: BenchCleanup | undefined): void {
+export function listUntilExit(child: ChildProcess, what: string, cleanup: BenchCleanup | undefined): void {
   if (!cleanup) return;
   const kill = cleanup.add(`${what} (pid ${child.pid})`, () => killChild(child));
   child.once('exit', () => void kill());
 }
 
-async function stopChild(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+/** SIGTERM, and SIGKILL after `timeoutMs`; resolves to its exit code (null when killed). */
+export async function stopChild(child: ChildProcess, timeoutMs: number): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   child.kill('SIGTERM');
   const code = await Promise.race([exitOf(child), sleep(timeoutMs).then(() => 'timeout' as const)]);

@@ -5,6 +5,7 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { round } from './bench-stats.js';
 
 let ticksPerSecond: number | undefined;
 
@@ -57,6 +58,11 @@ export function machineBusyUs(): number {
 export function processPeakRssMb(pid: number): number {
   const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** What a meter's reading amounts to: % of one core over its wall time (a machine of two cores: of 200), whole. */
+export function percentOfCore(e: { cpuUs: number; wallMs: number }): number {
+  return round((e.cpuUs / (e.wallMs * 1000)) * 100, 0);
 }
 
 /** A counter of µs (CPU, waiting) read now and again: how much it grew, against the wall clock. */

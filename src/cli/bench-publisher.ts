@@ -64,6 +64,14 @@ export interface PublishResult {
   cpuUs: number;
 }
 
+/** A result as the benchmark reports it: the figures, without the per-message times and the CPU; with the channels used. */
+export type PublishSummary = Omit<PublishResult, 'publishedAt' | 'firstPublishAt' | 'lastPublishAt' | 'cpuUs'> & { channels: number };
+
+export function publishSummary(r: PublishResult, channels: number): PublishSummary {
+  const { publishedAt: _at, firstPublishAt: _f, lastPublishAt: _l, cpuUs: _cpu, ...figures } = r;
+  return { ...figures, channels };
+}
+
 const PUBLISH_OPTIONS = { persistent: true, contentType: 'application/json' } as const;
 /**
  * How often the schedule is looked at, ms. A wake-up costs about as much CPU as a publish on a

@@ -1,12 +1,13 @@
 /** The scale-out cases side by side: one column per case, one row per figure, notes below. */
-import type { PerInstance, ScaleOutCaseResult, ScaleOutOutcome } from './bench-scaleout.js';
+import type { PerInstance, ScaleOutCaseResult, ScaleOutFailure, ScaleOutOutcome } from './bench-scaleout.js';
 import type { BrokerFloorOutcome, BrokerFloorResult } from './bench-floor-broker.js';
 import type { StoreFloorOutcome, StoreFloorResult } from './bench-floor-store.js';
 import type { Quantiles } from './bench-scaleout-store.js';
 
-type Row = [label: string, cell: (r: ScaleOutCaseResult) => string];
+/** A figure's label and how a case's result shows it. */
+type Row<R> = [label: string, cell: (r: R) => string];
 
-const ROWS: Row[] = [
+const ROWS: Array<Row<ScaleOutCaseResult>> = [
   ['instances × binds × rate/bind', (r) => `${r.instances} × ${r.bindsPerInstance} × ${r.ratePerBind}`],
   ['offered', (r) => `${r.publish.offered} (${r.offeredRate}/s for ${r.seconds} s)`],
   ['published / confirmed by the broker', (r) => `${r.publish.published} / ${r.publish.confirmed}${r.publish.skipped ? ` (${r.publish.skipped} skipped)` : ''}`],
@@ -48,10 +49,26 @@ function isResult(r: ScaleOutOutcome): r is ScaleOutCaseResult {
   return !('error' in r);
 }
 
-export function renderScaleOutTable(results: ScaleOutOutcome[]): string {
+/**
+ * One column per case, one row per figure (the rows' last is 'outcome'): a failed case shows '–'
+ * but in its outcome row, which says why.
+ */
+function columns<R extends { case: string }>(results: ReadonlyArray<R | ScaleOutFailure>, rows: ReadonlyArray<Row<R>>): string[] {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
   const header = ['', ...results.map((r) => r.case)];
-  const rows = ROWS.map(([label, cell]) => [label, ...results.map((r) => (isResult(r) ? cell(r) : (label === 'outcome' ? `failed: ${r.error}` : '–')))]);
+  const body = rows.map(([label, cell]) => [label, ...results.map((r) => {
+    if ('error' in r) return label === 'outcome' ? `failed: ${r.error}` : '–';
+    return cell(r);
+  })]);
+  return [line(header), line(header.map(() => '---')), ...body.map(line)];
+}
+
+/** A line for each case that could not remove all it made. */
+function cleanupNotes(results: ReadonlyArray<{ case: string; cleanupProblems: string[] }>): string[] {
+  return results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
+}
+
+export function renderScaleOutTable(results: ScaleOutOutcome[]): string {
   const notes = results.map((r) => {
     if (!isResult(r)) return `- ${r.case}: failed: ${r.error}${r.cleanupProblems.length ? `; clean-up: ${r.cleanupProblems.join('; ')}` : ''}`;
     const parts = [`load average ${r.loadAverage} at start`];
@@ -70,15 +87,13 @@ export function renderScaleOutTable(results: ScaleOutOutcome[]): string {
   });
   const warnings = results.filter(isResult).flatMap((r) => r.firstWarnings.slice(0, 3).map((w) => `  - ${r.case}: ${w.slice(0, 300)}`));
   return [
-    line(header), line(header.map(() => '---')), ...rows.map(line), '', ...notes,
+    ...columns(results, ROWS), '', ...notes,
     ...(warnings.length ? ['', 'first daemon warnings:', ...warnings] : []),
     "(figures from the store's rows, the simulator's counters, the daemons' /metrics and /proc)",
   ].join('\n');
 }
 
-type FloorRow = [label: string, cell: (r: BrokerFloorResult) => string];
-
-const FLOOR_ROWS: FloorRow[] = [
+const FLOOR_ROWS: Array<Row<BrokerFloorResult>> = [
   ['consumers × prefetch', (r) => `${r.consumers} × ${r.prefetch}`],
   ['offered', (r) => `${r.publish.offered} (${r.offeredRate}/s for ${r.seconds} s)`],
   ['published / confirmed / consumed', (r) => `${r.publish.published} / ${r.publish.confirmed} / ${r.consumed}`],
@@ -95,34 +110,24 @@ const FLOOR_ROWS: FloorRow[] = [
 
 /** The broker's floor, one column per case; a failed case says why in its outcome row. */
 export function renderBrokerFloorTable(results: BrokerFloorOutcome[]): string {
-  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
-  const header = ['', ...results.map((r) => r.case)];
-  const rows = FLOOR_ROWS.map(([label, cell]) => [label, ...results.map((r) => ('error' in r ? (label === 'outcome' ? `failed: ${r.error}` : '–') : cell(r)))]);
-  const notes = results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
-  return [line(header), line(header.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+  const notes = cleanupNotes(results);
+  return [...columns(results, FLOOR_ROWS), ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 
-type StoreFloorRow = [label: string, cell: (r: StoreFloorResult) => string];
-
-const STORE_FLOOR_ROWS: StoreFloorRow[] = [
+const STORE_FLOOR_ROWS: Array<Row<StoreFloorResult>> = [
   ['messages; a statement; connections', (r) => `${r.messages}; ${r.batch}; ${r.clients}`],
   ['DELIVERED', (r) => String(r.delivered)],
   ['commits a message', (r) => String(r.commitsPerMessage)],
   ['messages/s (as fast as it goes)', (r) => `${r.messagesPerSecond} (${r.seconds} s)`],
   ['CPU µs per message: postgres / bench', (r) => `${r.cpuUsPerMessage.postgres ?? 'n/a'} / ${r.cpuUsPerMessage.bench}`],
   ['postgres CPU % at the scale-out rate (of 200)', (r) => (r.postgresPercentAtOffered === null ? 'n/a' : `${r.postgresPercentAtOffered} (at ${r.offeredRate}/s)`)],
+  ['outcome', (r) => (r.delivered === r.messages ? 'all DELIVERED' : `${r.messages - r.delivered} not DELIVERED`)],
 ];
 
 /** PostgreSQL's floor, one column per case; a failed case says why. */
 export function renderStoreFloorTable(results: StoreFloorOutcome[]): string {
-  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
-  const header = ['', ...results.map((r) => r.case)];
-  const rows = [...STORE_FLOOR_ROWS, ['outcome', () => ''] as StoreFloorRow].map(([label, cell]) => [label, ...results.map((r) => {
-    if ('error' in r) return label === 'outcome' ? `failed: ${r.error}` : '–';
-    return label === 'outcome' ? (r.delivered === r.messages ? 'all DELIVERED' : `${r.messages - r.delivered} not DELIVERED`) : cell(r);
-  })]);
-  const notes = results.flatMap((r) => (r.cleanupProblems.length ? [`- ${r.case}: clean-up: ${r.cleanupProblems.join('; ')}`] : []));
-  return [line(header), line(header.map(() => '---')), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+  const notes = cleanupNotes(results);
+  return [...columns(results, STORE_FLOOR_ROWS), ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 
 /**

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import type { BenchCleanup, Cleanup } from './bench-cleanup.js';
 import { DaemonProcess, SimulatorProcess } from './bench-harness.js';
 import { sendSmsBody } from './bench-load.js';
-import { CpuMeter, sleep } from './bench-proc.js';
-import { publishOpenLoop, type PublishResult } from './bench-publisher.js';
+import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
+import { publishOpenLoop, publishSummary, type PublishResult, type PublishSummary } from './bench-publisher.js';
 import { BrokerWatch } from './bench-scaleout-broker.js';
 import { BenchSchema, deliveryFigures, type Quantiles } from './bench-scaleout-store.js';
 import { serverMeter } from './bench-servers.js';
@@ -51,8 +51,8 @@ export interface ScaleOutServers {
 
 /** The simulator's receipts, as the daemon e2e case has them: 0–50 ms after the submit_sm_resp. */
 const RECEIPTS = { min: 0, max: 50 };
-/** Confirm channels the publisher uses in turn. */
-const PUBLISH_CHANNELS = 4;
+/** Confirm channels the publisher uses in turn (the broker's floor uses as many). */
+export const PUBLISH_CHANNELS = 4;
 /** The deadline after the last publish is the larger of a minute and the load at this many DELIVERED per second. */
 const SLOWEST_DELIVERED_PER_SECOND = 250;
 /** Gives up sooner when neither a receipt is acknowledged nor the queue's depth moves for this long, ms. */
@@ -84,7 +84,7 @@ export interface ScaleOutCaseResult {
   seconds: number;
   /** 1-minute load average of the machine when the case started (other work shares the cores). */
   loadAverage: number;
-  publish: Omit<PublishResult, 'publishedAt' | 'firstPublishAt' | 'lastPublishAt' | 'cpuUs'> & { channels: number };
+  publish: PublishSummary;
   /** Copied to the dead-letter queue (refused requests). */
   deadLettered: number;
   /** Ready in the queue when the case ended. */
@@ -265,10 +265,9 @@ async function measure(c: ScaleOutCase, servers: ScaleOutServers, rig: Rig): Pro
   const measuredEnd = outcome === 'all DELIVERED' ? lastDelivered : endedAt;
   const smscSubmits = counters.totals.submitsReceived - submitsBefore;
   const cpuOfCase = { daemons: cpu.daemons.reduce((a, b) => a + b, 0), simulator: cpu.simulator, bench: cpu.bench, postgres: cpu.postgres, rabbitmq: cpu.rabbitmq, machine: cpu.machine };
-  const { publishedAt: _at, firstPublishAt: _f, lastPublishAt: _l, cpuUs: _cpu, ...publish } = published;
   return {
     case: c.name, instances: c.instances, bindsPerInstance: c.bindsPerInstance, ratePerBind: c.ratePerBind, offeredRate: c.offeredRate, seconds: c.seconds,
-    publish: { ...publish, channels: PUBLISH_CHANNELS },
+    publish: publishSummary(published, PUBLISH_CHANNELS),
     deadLettered, leftInQueue, maxQueueDepth: depth.max,
     accepted: figures.stored, storedTwice: figures.storedTwice,
     notStored: Math.max(0, published.confirmed - deadLettered - figures.stored),
@@ -361,13 +360,12 @@ class DepthSampler {
 }
 
 function readMeters(m: Meters): { daemons: number[]; waiting: number[]; simulator: number; bench: number; machine: number; postgres: number | null; rabbitmq: number | null; daemonsCpuUs: number; benchCpuUs: number } {
-  const pct = (e: { cpuUs: number; wallMs: number }): number => round((e.cpuUs / (e.wallMs * 1000)) * 100, 0);
   const daemons = m.daemons.map((d) => d.elapsed());
   const bench = m.bench.elapsed();
   return {
-    daemons: daemons.map(pct), waiting: m.waiting.map((w) => pct(w.elapsed())),
-    simulator: pct(m.simulator.elapsed()), bench: pct(bench), machine: pct(m.machine.elapsed()),
-    postgres: m.postgres ? pct(m.postgres.meter.elapsed()) : null, rabbitmq: m.rabbitmq ? pct(m.rabbitmq.meter.elapsed()) : null,
+    daemons: daemons.map(percentOfCore), waiting: m.waiting.map((w) => percentOfCore(w.elapsed())),
+    simulator: percentOfCore(m.simulator.elapsed()), bench: percentOfCore(bench), machine: percentOfCore(m.machine.elapsed()),
+    postgres: m.postgres ? percentOfCore(m.postgres.meter.elapsed()) : null, rabbitmq: m.rabbitmq ? percentOfCore(m.rabbitmq.meter.elapsed()) : null,
     daemonsCpuUs: daemons.reduce((a, d) => a + d.cpuUs, 0), benchCpuUs: bench.cpuUs,
   };
 }
