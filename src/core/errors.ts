@@ -4,6 +4,11 @@ export const ErrorCode = {
   CONFIG_UNREADABLE: 'CONFIG_UNREADABLE',
   PDU_MALFORMED: 'PDU_MALFORMED',
   PDU_TOO_LONG: 'PDU_TOO_LONG',
+  /**
+   * A C-Octet String of a PDU to send breaks SMPP v3.4: a NUL, a character past U+00FF, more
+   * characters than the field holds, a time not of 16 characters. Nothing was written.
+   */
+  PDU_FIELD_INVALID: 'PDU_FIELD_INVALID',
   CONNECTION_CLOSED: 'CONNECTION_CLOSED',
   BIND_FAILED: 'BIND_FAILED',
   BIND_CREDENTIALS: 'BIND_CREDENTIALS',

@@ -16,6 +16,13 @@ import { ThrottleBucket } from './throttle-bucket.js';
 const SUBMIT_SM = 0x00000004;
 const DELIVER_SM_RESP = 0x80000005;
 
+/**
+ * SMPP v3.4 §4.4.1: source_addr and destination_addr hold at most 20 characters (21 octets with
+ * the NUL). Longer ones are refused as an SMSC would, so a receipt, which carries them back,
+ * never breaks the limit either.
+ */
+const ADDRESS_MAX = 20;
+
 /** The system_id the simulator answers binds with. */
 export const SMSC_SYSTEM_ID = 'smppd-sim';
 
@@ -136,12 +143,16 @@ export class SimConnection implements ReceiptTarget {
     this.#send(deliverSm);
   }
 
-  /** Sends a mobile-originated deliver_sm; returns its sequence number. */
+  /**
+   * Sends a mobile-originated deliver_sm; returns its sequence number. Throws PDU_FIELD_INVALID
+   * (an address too long, a NUL) with nothing sent, awaited or counted.
+   */
   sendMo(pdu: Omit<DeliverSmPdu, 'sequenceNumber'>): number {
     const seq = this.#nextSeq();
+    const bytes = encodePdu({ ...pdu, sequenceNumber: seq });
     this.#awaiting.set(seq, null);
     this.#counters.moSent++;
-    this.#send(encodePdu({ ...pdu, sequenceNumber: seq }));
+    this.#send(bytes);
     return seq;
   }
 
@@ -293,6 +304,10 @@ export class SimConnection implements ReceiptTarget {
     let receipt: ReceiptJob | undefined;
     if (this.#mode === 'receiver') {
       status = SimStatus.ESME_RINVBNDSTS;
+    } else if (pdu.sourceAddr.length > ADDRESS_MAX) {
+      status = SimStatus.ESME_RINVSRCADR;
+    } else if (pdu.destinationAddr.length > ADDRESS_MAX) {
+      status = SimStatus.ESME_RINVDSTADR;
     } else if (spec.genericNackProbability > 0 && host.random() < spec.genericNackProbability) {
       status = SimStatus.ESME_RSYSERR;
       nack = true;

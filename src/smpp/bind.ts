@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
 import { statusName } from './command-status.js';
@@ -239,6 +240,7 @@ export class Bind<T> {
     } catch (e) {
       this.#session = undefined;
       if (e instanceof BindRejectedError) return { kind: 'bind_rejected', commandStatus: e.commandStatus };
+      if (isSmppdError(e, ErrorCode.PDU_FIELD_INVALID) || isSmppdError(e, ErrorCode.PDU_MALFORMED)) return { kind: 'bind_unencodable', error: e.message };
       return { kind: 'connect_failed', error: (e as Error).message };
     }
     if (this.#stopping) {
@@ -277,6 +279,7 @@ function describeEnd(end: SessionEnd): string {
   switch (end.kind) {
     case 'bind_rejected': return `bind rejected: ${statusName(end.commandStatus)}`;
     case 'connect_failed': return `connect failed: ${end.error}`;
+    case 'bind_unencodable': return `bind settings do not fit a bind PDU: ${end.error}`;
     case 'closed': return end.reason;
     case 'stopped': return 'stopped';
   }

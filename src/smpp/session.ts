@@ -101,16 +101,20 @@ export class Session<T> {
     this.#window = new Window<T>(settings.window, settings.responseTimeoutMs);
   }
 
-  /** Connects and binds. Rejects with BindRejectedError or a CONNECTION_CLOSED SmppdError. */
+  /**
+   * Connects and binds. Rejects with BindRejectedError or a CONNECTION_CLOSED SmppdError; with
+   * PDU_FIELD_INVALID, before connecting, when the settings do not fit a bind PDU.
+   */
   static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>): Promise<Session<T>> {
     const session = new Session<T>(settings, clock, log, handlers);
+    const bind = session.#bindPdu();
     session.#conn = await Connection.open(settings.connect, clock, {
       pdu: (pdu) => session.#onPdu(pdu),
       badBody: (id, seq, reason, nackStatus) => session.#onBadBody(id, seq, reason, nackStatus),
       drain: () => handlers.ready(),
       closed: (reason) => session.#onClosed(reason),
     });
-    await session.#bind();
+    await session.#bind(bind);
     return session;
   }
 
@@ -133,7 +137,8 @@ export class Session<T> {
 
   /**
    * Writes a submit_sm. Only call when `canSubmit`; returns false (nothing sent) otherwise.
-   * Throws SmppdError(PDU_MALFORMED), with nothing sent, when the PDU cannot be encoded.
+   * Throws SmppdError (PDU_FIELD_INVALID, PDU_MALFORMED), with nothing sent and the window
+   * untouched, when the PDU cannot be encoded.
    */
   submit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
     if (!this.canSubmit) return false;
@@ -177,9 +182,20 @@ export class Session<T> {
 
   // --- binding ---------------------------------------------------------------------------------
 
-  async #bind(): Promise<void> {
+  /** The bind PDU, encoded: settings it cannot carry throw here, before a socket is opened. */
+  #bindPdu(): { seq: number; bytes: Buffer } {
     const s = this.settings;
     const seq = this.#nextSeq();
+    const bytes = encodePdu({
+      command: BIND_COMMAND[s.bindMode], commandStatus: 0, sequenceNumber: seq,
+      systemId: s.systemId, password: s.password, systemType: s.systemType,
+      interfaceVersion: INTERFACE_VERSION_34, addrTon: s.addrTon, addrNpi: s.addrNpi, addressRange: s.addressRange,
+    });
+    return { seq, bytes };
+  }
+
+  async #bind({ seq, bytes }: { seq: number; bytes: Buffer }): Promise<void> {
+    const s = this.settings;
     const status = await new Promise<number>((resolve, reject) => {
       const timer = this.clock.setTimer(s.responseTimeoutMs, () => {
         this.close('no bind response');
@@ -187,11 +203,7 @@ export class Session<T> {
       });
       this.#bindWaiter = { seq, resolve: (st) => { timer.cancel(); resolve(st); } };
       this.#closedBeforeBind = (reason) => { timer.cancel(); reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, reason)); };
-      this.#conn.send({
-        command: BIND_COMMAND[s.bindMode], commandStatus: 0, sequenceNumber: seq,
-        systemId: s.systemId, password: s.password, systemType: s.systemType,
-        interfaceVersion: INTERFACE_VERSION_34, addrTon: s.addrTon, addrNpi: s.addrNpi, addressRange: s.addressRange,
-      });
+      this.#conn.sendBytes(bytes);
     });
     this.#closedBeforeBind = undefined;
     if (status !== Status.ROK) {

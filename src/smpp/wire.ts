@@ -10,10 +10,18 @@
  * with the package's own type codecs, which roughly halves the CPU per submit_sm.
  * short_message and message_payload stay raw bytes; unknown TLVs are kept as raw bytes and
  * written back unchanged.
+ *
+ * C-Octet Strings (SMPP v3.4 §3.1) are read and written one octet per character, Latin-1, so a
+ * value read from the wire is written back as it came. Before a byte of a PDU is written, every
+ * C-Octet String in it is checked against `C_OCTET_SIZES`: no NUL (it would end the field and
+ * the next fields would be read from the rest), no character past U+00FF (it has no octet;
+ * Node's 'ascii' writer would keep its low byte, U+0100 becoming a NUL), no more characters than
+ * the field's size less its NUL, and a time either empty or of its 16 characters (§7.1). What a
+ * client may put in the fields it gives is narrower still (sms/sender-id.ts).
  */
 import smpp from 'smpp';
 import type { CodecType } from 'smpp';
-import { ErrorCode, SmppdError } from '../core/errors.js';
+import { ErrorCode, SmppdError, isSmppdError } from '../core/errors.js';
 import type { OtherPdu, Pdu, RawTlv, Tlvs } from './pdu.js';
 
 /** SMPP v3.4 does not bound command_length; SMSCs and ESMEs do. 64 KiB covers message_payload. */
@@ -50,10 +58,50 @@ const NAMED_TLV_TAGS: Array<[keyof Omit<Tlvs, 'other'>, number, CodecType]> = Ob
   return [key, Number(tag), def.type];
 });
 
+/**
+ * SMPP v3.4 §4: the size, NUL included ("Var. max 21"), of each C-Octet String field of every
+ * command smppd encodes. Every C-Octet String of the codec's tables for these commands must be
+ * here: a plan is not built without it (and all plans are built when this module loads).
+ */
+const BIND_SIZES = { system_id: 16, password: 9, system_type: 13, address_range: 41 }; // §4.1.1, §4.1.3, §4.1.5
+const BIND_RESP_SIZES = { system_id: 16 }; // §4.1.2, §4.1.4, §4.1.6
+const C_OCTET_SIZES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  bind_transmitter: BIND_SIZES,
+  bind_receiver: BIND_SIZES,
+  bind_transceiver: BIND_SIZES,
+  bind_transmitter_resp: BIND_RESP_SIZES,
+  bind_receiver_resp: BIND_RESP_SIZES,
+  bind_transceiver_resp: BIND_RESP_SIZES,
+  // §4.4.1; the times are 17 with 16 characters, or 1 when empty (§7.1).
+  submit_sm: { service_type: 6, source_addr: 21, destination_addr: 21, schedule_delivery_time: 17, validity_period: 17 },
+  submit_sm_resp: { message_id: 65 }, // §4.4.2
+  // §4.6.1: schedule_delivery_time and validity_period are unused in deliver_sm and set to NULL.
+  deliver_sm: { service_type: 6, source_addr: 21, destination_addr: 21, schedule_delivery_time: 1, validity_period: 1 },
+  deliver_sm_resp: { message_id: 1 }, // §4.6.2: unused, set to NULL
+  data_sm: { service_type: 6, source_addr: 65, destination_addr: 65 }, // §4.7.1
+  data_sm_resp: { message_id: 65 }, // §4.7.2
+};
+/** SMPP v3.4 §7.1: an absolute or relative time is 16 characters, or the field is empty. */
+const TIME_FIELDS = new Set(['schedule_delivery_time', 'validity_period']);
+const TIME_LENGTH = 16;
+/** A C-Octet String field's rule: its SMPP name (for messages), its size with the NUL, whether it is a time. */
+interface COctetRule {
+  snake: string;
+  maxOctets: number;
+  time: boolean;
+}
+
+/** Named TLVs that are C-Octet Strings: §5.3.2.12 receipted_message_id, 1–65 octets with the NUL. */
+const TLV_C_OCTET_RULES: Readonly<Partial<Record<keyof Omit<Tlvs, 'other'>, COctetRule>>> = {
+  receiptedMessageId: { snake: 'receipted_message_id', maxOctets: 65, time: false },
+};
+
 interface Field {
   camel: string;
   type: CodecType;
   fallback: unknown;
+  /** Set for a C-Octet String: checked and written here, not by the package. */
+  cOctet?: COctetRule;
 }
 
 interface Plan {
@@ -72,22 +120,49 @@ function planFor(command: string): Plan {
   if (!plan) {
     const def = smpp.commands[command];
     if (!def) throw new SmppdError(ErrorCode.INTERNAL, `smpp codec lacks command ${command}`);
-    const fields = Object.entries(def.params ?? {}).map(([snake, p]) => ({
-      camel: camel(snake),
-      type: p.type,
-      // The package's defaults, except data_coding (its null means "guess"): 0, explicit.
-      fallback: snake === 'data_coding' ? 0 : (p.default ?? p.type.default ?? 0),
-    }));
+    const fields = Object.entries(def.params ?? {}).map(([snake, p]): Field => {
+      const field: Field = {
+        camel: camel(snake),
+        type: p.type,
+        // The package's defaults, except data_coding (its null means "guess"): 0, explicit.
+        fallback: snake === 'data_coding' ? 0 : (p.default ?? p.type.default ?? 0),
+      };
+      if (p.type !== CSTRING) return field;
+      const maxOctets = C_OCTET_SIZES[command]?.[snake];
+      if (maxOctets === undefined) throw new SmppdError(ErrorCode.INTERNAL, `no SMPP v3.4 size for the C-Octet String ${command}.${snake}`);
+      return { ...field, cOctet: { snake, maxOctets, time: TIME_FIELDS.has(snake) && maxOctets === TIME_LENGTH + 1 } };
+    });
     plan = { commandId: def.id, fields };
     plans.set(command, plan);
   }
   return plan;
 }
 
+// Built now: a C-Octet String without its size fails at start, not at the first PDU of its command.
+for (const command of HANDLED) planFor(command);
+
+/** Every C-Octet String field of every command smppd encodes, from the codec's tables: for tests that walk them all. */
+export function cOctetFields(): Array<{ command: string; field: string; snake: string; maxOctets: number; time: boolean }> {
+  return [...HANDLED].flatMap((command) => planFor(command).fields.flatMap((f) => (f.cOctet ? [{ command, field: f.camel, ...f.cOctet }] : [])));
+}
+
+/** The named TLVs that are C-Octet Strings, with their size NUL included (for the same tests). */
+export function cOctetTlvs(): Array<{ key: keyof Omit<Tlvs, 'other'>; maxOctets: number }> {
+  return NAMED_TLV_TAGS.filter(([, , type]) => type === TLV_TYPES.cstring).map(([key]) => {
+    const rule = TLV_C_OCTET_RULES[key];
+    if (rule === undefined) throw new SmppdError(ErrorCode.INTERNAL, `no SMPP v3.4 size for the TLV ${key}`);
+    return { key, maxOctets: rule.maxOctets };
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
-/** Encodes one PDU to wire bytes. Throws SmppdError(PDU_MALFORMED) on an unencodable value. */
+/**
+ * Encodes one PDU to wire bytes. Throws SmppdError, nothing written: PDU_FIELD_INVALID when a
+ * C-Octet String breaks its rule (see the top of this file), PDU_MALFORMED on any other
+ * unencodable value.
+ */
 export function encodePdu(pdu: Pdu): Buffer {
   if (pdu.command === 'other') return header(HEADER, pdu.commandId, pdu.commandStatus, pdu.sequenceNumber);
   const plan = planFor(pdu.command);
@@ -100,16 +175,26 @@ export function encodePdu(pdu: Pdu): Buffer {
     const values = plan.fields.map((f) => src[f.camel] ?? f.fallback);
     const tlvs = (src['tlvs'] as Tlvs | undefined);
     let length = HEADER;
-    for (let i = 0; i < values.length; i++) length += plan.fields[i]!.type.size(values[i]);
+    for (let i = 0; i < values.length; i++) {
+      const f = plan.fields[i]!;
+      length += f.cOctet ? checkedCOctetSize(pdu.command, f.cOctet, values[i]) : f.type.size(values[i]);
+    }
     const named = tlvs ? NAMED_TLV_TAGS.filter(([key]) => tlvs[key] !== undefined) : [];
-    for (const [key, , type] of named) length += 4 + type.size(tlvs![key]);
+    for (const [key, , type] of named) {
+      const rule = TLV_C_OCTET_RULES[key];
+      length += 4 + (rule === undefined ? type.size(tlvs![key]) : checkedCOctetSize(pdu.command, rule, tlvs![key]));
+    }
     for (const raw of tlvs?.other ?? []) length += 4 + raw.value.length;
     if (length > MAX_PDU_LENGTH) throw new Error(`${length} octets is over the maximum of ${MAX_PDU_LENGTH}`);
 
     const out = header(length, plan.commandId, pdu.commandStatus, pdu.sequenceNumber);
     let offset = HEADER;
     for (let i = 0; i < values.length; i++) {
-      const { type } = plan.fields[i]!;
+      const { type, cOctet } = plan.fields[i]!;
+      if (cOctet) {
+        offset = writeCOctets(out, values[i] as string, offset);
+        continue;
+      }
       type.write(values[i], out, offset);
       offset += type.size(values[i]);
     }
@@ -118,7 +203,8 @@ export function encodePdu(pdu: Pdu): Buffer {
       const size = type.size(value);
       out.writeUInt16BE(tag, offset);
       out.writeUInt16BE(size, offset + 2);
-      type.write(value, out, offset + 4);
+      if (TLV_C_OCTET_RULES[key] === undefined) type.write(value, out, offset + 4);
+      else writeCOctets(out, value as string, offset + 4);
       offset += 4 + size;
     }
     for (const raw of tlvs?.other ?? []) {
@@ -129,8 +215,44 @@ export function encodePdu(pdu: Pdu): Buffer {
     }
     return out;
   } catch (e) {
+    if (isSmppdError(e)) throw e;
     throw new SmppdError(ErrorCode.PDU_MALFORMED, `cannot encode ${pdu.command}: ${(e as Error).message}`, undefined, { cause: e });
   }
+}
+
+/**
+ * The octets `value` takes as the C-Octet String `rule`, NUL included; throws PDU_FIELD_INVALID
+ * when it breaks the rule.
+ */
+function checkedCOctetSize(command: string, rule: COctetRule, value: unknown): number {
+  if (typeof value !== 'string') throw fieldInvalid(command, rule, 'type', 'is not a string');
+  const n = value.length;
+  if (rule.time ? n !== 0 && n !== TIME_LENGTH : n >= rule.maxOctets) {
+    throw fieldInvalid(command, rule, 'length', rule.time
+      ? `is ${n} characters; an SMPP time is ${TIME_LENGTH} characters or empty (SMPP v3.4 §7.1)`
+      : `is ${n} characters; at most ${rule.maxOctets - 1} fit its ${rule.maxOctets} octets with the NUL (SMPP v3.4 §4)`);
+  }
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c !== 0 && c <= 0xff) continue;
+    if (c === 0) throw fieldInvalid(command, rule, 'nul', `holds a NUL at character ${i + 1}, which would end the C-Octet String there (SMPP v3.4 §3.1)`);
+    // The code helps the operator find the character; a password's stays out of logs.
+    const shown = rule.snake === 'password' ? '' : ` (U+${c.toString(16).toUpperCase().padStart(4, '0')})`;
+    throw fieldInvalid(command, rule, 'octet', `holds a character past U+00FF at character ${i + 1}${shown}; a C-Octet String carries one octet per character`);
+  }
+  return n + 1;
+}
+
+/** PDU_FIELD_INVALID naming the field, never its value (a password is one). */
+function fieldInvalid(command: string, rule: COctetRule, problem: 'type' | 'length' | 'nul' | 'octet', why: string): SmppdError {
+  return new SmppdError(ErrorCode.PDU_FIELD_INVALID, `cannot encode ${command}: ${rule.snake} ${why}`, { command, field: rule.snake, problem });
+}
+
+/** Writes a checked C-Octet String (one octet per character, then NUL); returns the offset after it. */
+function writeCOctets(out: Buffer, value: string, offset: number): number {
+  for (let i = 0; i < value.length; i++) out[offset + i] = value.charCodeAt(i);
+  out[offset + value.length] = 0;
+  return offset + value.length + 1;
 }
 
 function header(length: number, commandId: number, status: number, sequence: number): Buffer {

@@ -95,6 +95,19 @@ describe('dispatcher end to end', () => {
     expect(list.find((b) => b.id === second.batchId)?.pending).toBe(0);
   });
 
+  it('a stored message whose sender no C-Octet String carries (stored before the sender rule) is REJECTED as not sendable; the binds keep serving', async () => {
+    const { sim, store, acceptor, dispatcher } = await daemon();
+    // As a store written by an older smppd would hold it: the acceptor refuses such a sender now.
+    const accept = store.accept.bind(store);
+    store.accept = (r) => accept({ ...r, messages: r.messages.map((m) => (m.destination === '447700900001' ? { ...m, source: 'AB\u0000\u00014477' } : m)) });
+    const hostile = (await send(acceptor, '447700900001')).messageId;
+    const fine = (await send(acceptor, '447700900002')).messageId;
+    dispatcher.wake();
+    await until(async () => (await store.getMessage(hostile))?.status === 'REJECTED' && (await store.getMessage(fine))?.status === 'DELIVERED', 10_000, 'REJECTED and DELIVERED');
+    expect((await store.getMessage(hostile))!.reason).toMatch(/^not sendable: cannot encode submit_sm: source_addr holds a NUL at character 3/);
+    expect(sim.recordedSubmits().map((s) => s.destinationAddr)).toEqual(['447700900002']);
+  });
+
   it('a permanent error from the SMSC makes the message REJECTED with the code as reason', async () => {
     const { store, acceptor, dispatcher } = await daemon({ submitStatus: { 0x0b: 1 } });
     const { messageId } = await send(acceptor, '4915112345678');

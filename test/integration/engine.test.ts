@@ -225,6 +225,42 @@ describe('engine over real sockets', () => {
     expect(sim.counters().totals.submitsReceived).toBe(1);
   });
 
+  it('a part whose address a C-Octet String cannot carry is invalid, nothing of it is written, and the bind keeps serving', async () => {
+    const { sim, port } = await simulator();
+    const pool = track(makePool({ port, window: 1 }, clock));
+    // A NUL would end source_addr early and the rest would be read as the next fields; U+0100
+    // would be written as a NUL by an 'ascii' encoder; 21 characters do not fit source_addr.
+    const bad = [{ sourceAddr: 'AB\u0000\u0001\u00014477' }, { destinationAddr: '4477\u0100' }, { sourceAddr: 'x'.repeat(21) }];
+    const outcomes = await Promise.all([
+      ...bad.map((fields) => pool.submit('sim', [{ ...part('447700900001'), ...fields }, part('447700900001', 'second part')])),
+      pool.submit('sim', [part('447700900002')]),
+    ]);
+    for (const o of outcomes.slice(0, 3)) {
+      expect(o.parts[0]).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(/^cannot encode submit_sm: (source_addr|destination_addr) /) });
+      expect(o.parts[1]).toEqual({ kind: 'unsent', reason: 'earlier_part_failed' });
+    }
+    expect(accepted(outcomes[3]!)).toBe(true);
+    expect(sim.recordedSubmits().map((s) => s.destinationAddr)).toEqual(['447700900002']);
+    expect(pool.stats()[0]).toMatchObject({ state: 'bound', outstanding: 0 });
+    expect(accepted(await pool.submit('sim', [part('447700900003')]))).toBe(true);
+  });
+
+  it('bind settings no bind PDU can carry stop the bind before it connects, without a reconnect storm', async () => {
+    const manual = new ManualClock();
+    const { sim, port } = await simulator();
+    const pool = makePool({ port, password: 'pw\u0000rd' }, manual);
+    running.push({ pool });
+    pool.start();
+    await until(() => pool.stats()[0]!.state === 'failed', 5_000, 'bind failed');
+    for (let i = 0; i < 60; i++) {
+      manual.advance(10_000);
+      await ioTurns();
+    }
+    expect(pool.stats()[0]).toMatchObject({ state: 'failed', lastError: expect.stringMatching(/^bind settings do not fit a bind PDU: cannot encode bind_transceiver: password holds a NUL/) });
+    expect(pool.stats()[0]!.lastError).not.toContain('pw\u0000rd');
+    expect(sim.counters().connectionsAccepted).toBe(0);
+  });
+
   it('answers an unbind from the SMSC, closes, and binds again', async () => {
     const { sim, port } = await simulator();
     const pool = track(makePool({ port }, clock));

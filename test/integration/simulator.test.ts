@@ -10,7 +10,7 @@ import type { SimulatorOptions } from '../../src/simulator/options.js';
 import { FrameReader } from '../../src/smpp/frame.js';
 import { submitSmDefaults, type BindCommand, type DeliverSmPdu, type Pdu, type SubmitSmPdu } from '../../src/smpp/pdu.js';
 import { decodePdu, encodePdu } from '../../src/smpp/wire.js';
-import { PduBytes } from '../support/pdu-bytes.js';
+import { PduBytes, submitSmBytes } from '../support/pdu-bytes.js';
 
 const tlsFile = (name: string): Buffer => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
 
@@ -212,6 +212,22 @@ describe('SMSC simulator over real sockets', () => {
     await until(() => sim.counters().totals.deliverSmRespReceived === 1, 'deliver_sm_resp at SMSC');
     const b = sim.counters().binds[0]!;
     expect(b).toMatchObject({ receiptsSent: 1, receiptsPending: 0, deliverSmResponses: { ESME_ROK: 1 } });
+  });
+
+  it('refuses a submit_sm whose address is longer than SMPP v3.4 allows, as an SMSC would, and sends it no receipt', async () => {
+    const { sim, port } = await simulator({ behaviour: { receipts: { delayMs: 0 } } });
+    const c = await client(port);
+    await c.bind();
+    // Our encoder refuses these: the bytes are written by hand.
+    c.socket.write(submitSmBytes(101, '4'.repeat(21), Buffer.from('x'), { source: 'Acme', registeredDelivery: 1 }).build());
+    c.socket.write(submitSmBytes(102, '447700900123', Buffer.from('x'), { source: 'S'.repeat(21), registeredDelivery: 1 }).build());
+    c.socket.write(submitSmBytes(103, '4'.repeat(20), Buffer.from('x'), { source: 'S'.repeat(20), registeredDelivery: 1 }).build());
+    expect((await c.take(isResp(101), 'resp 101')).commandStatus).toBe(0x0b);
+    expect((await c.take(isResp(102), 'resp 102')).commandStatus).toBe(0x0a);
+    expect((await c.take(isResp(103), 'resp 103')).commandStatus).toBe(0);
+    const receipt = await c.take(isDeliver, 'the one receipt');
+    expect(receipt).toMatchObject({ sourceAddr: '4'.repeat(20), destinationAddr: 'S'.repeat(20) });
+    expect(sim.counters().totals.submitResponses).toEqual({ ESME_RINVDSTADR: 1, ESME_RINVSRCADR: 1, ESME_ROK: 1 });
   });
 
   it('sends no receipt when none is asked for, and redelivers a refused one once', async () => {
@@ -439,6 +455,9 @@ describe('SMSC simulator over real sockets', () => {
     expect(sim.sendMo({ source: '491511', destination: '12345', shortMessage: Buffer.from('hi'), dataCoding: 0 })).toBeUndefined();
     const c = await client(port);
     await c.bind();
+    // An MO no deliver_sm can carry is refused before anything is sent or counted.
+    expect(() => sim.sendMo({ source: '4'.repeat(21), destination: '12345', shortMessage: Buffer.from('hi'), dataCoding: 0 }))
+      .toThrow(expect.objectContaining({ code: 'PDU_FIELD_INVALID' }));
     const sent = sim.sendMo({ source: '491511', destination: '12345', shortMessage: Buffer.from('hi'), dataCoding: 0 });
     expect(sent).toEqual({ bindId: 1, sequenceNumber: expect.any(Number) as number });
     const mo = await c.take(isDeliver, 'MO');
