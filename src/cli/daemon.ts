@@ -140,7 +140,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       name: u.name,
       compose: {
         defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
-        udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts,
+        udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
       },
     })),
   });

@@ -1,11 +1,10 @@
 /** The schema of one client of the HTTP API: its token, sender IDs, webhook and inbound numbers. */
 import { z } from 'zod';
-import { backoff, flag, nonEmpty, positive, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
+import { checkSenderId } from '../sms/sender-id.js';
+import { backoff, flag, nonEmpty, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 
 /** Bearer tokens shorter than this are refused: a short token can be guessed. */
 export const TOKEN_MIN = 16;
-/** SMPP v3.4 §5.2.8: source_addr is at most 21 octets with its NUL. */
-const SENDER_MAX = 20;
 const CLIENT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 /** SMPP v3.4 §5.2.9: destination_addr is at most 21 octets with its NUL. Digits only, as the SMSC sends them. */
 const INBOUND_NUMBER = /^\d{1,20}$/;
@@ -56,6 +55,12 @@ const webhookSchema = z.strictObject({
   }
 });
 
+/** One configured sender ID: a string a submit_sm can carry (sms/sender-id.ts). */
+const senderId = z.string({ error: typeMessage('a string') }).superRefine((id, ctx) => {
+  const checked = checkSenderId(id);
+  if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
+});
+
 /** One caller of the HTTP API: a bearer token and the sender IDs it may use. */
 export const clientSchema = z.strictObject({
   /** Required. 1–64 of A-Z a-z 0-9 _ . @ - ; unique among clients. Stored with its messages. */
@@ -64,8 +69,11 @@ export const clientSchema = z.strictObject({
   token: z.string({ error: typeMessage('a string') }).min(TOKEN_MIN, { error: `must be at least ${TOKEN_MIN} characters` }).optional(),
   /** A file holding the token; one trailing newline is trimmed. Relative to the config file. */
   tokenFile: nonEmpty().optional(),
-  /** Sender IDs this client may use (403 otherwise). Default: any. */
-  senders: z.array(text(SENDER_MAX, ' (SMPP v3.4 source_addr)').min(1, { error: 'must not be empty' }), { error: 'must be a list of sender IDs' })
+  /**
+   * Sender IDs this client may use (403 otherwise). Default: any. Each follows the sender ID rule
+   * of sms/sender-id.ts: one no network carries could never be sent, so it is a config error.
+   */
+  senders: z.array(senderId, { error: 'must be a list of sender IDs' })
     .min(1, { error: 'must list at least one sender ID; leave senders out to allow any' }).optional(),
   /** Where this client's events go. Default: none; the client gets no events. */
   webhook: webhookSchema.optional(),

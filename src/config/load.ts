@@ -17,6 +17,7 @@ import {
   type ClientConfig, type HttpConfig, type ParsedClient, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig,
   type SmppdConfig, type StoreConfig, type TlsConfig, type UpstreamConfig, type WebhookConfig,
 } from './schema.js';
+import { unprintableOctetAt } from './schema-parts.js';
 
 export type { Env } from './env.js';
 
@@ -182,6 +183,9 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
     if (r.data === undefined) problems.push(r.problem);
     else if (r.ref.secret === 'password' && r.data.toString('utf8').length > PASSWORD_MAX) {
       problems.push(`${r.ref.at}: the password in the file must be at most ${PASSWORD_MAX} characters (SMPP v3.4 password)`);
+    } else if (r.ref.secret === 'password' && unprintableOctetAt(r.data.toString('utf8')) >= 0) {
+      const at = unprintableOctetAt(r.data.toString('utf8')) + 1;
+      problems.push(`${r.ref.at}: the password in the file must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character ${at} is not`);
     } else if ((r.ref.secret === 'token' || r.ref.secret === 'secret') && r.data.toString('utf8').length < TOKEN_MIN) {
       problems.push(`${r.ref.at}: the ${r.ref.secret} in the file must be at least ${TOKEN_MIN} characters`);
     } else contents.set(r.ref.at, r.data);

@@ -19,6 +19,29 @@ export function text(max: number, why = '') {
   return z.string({ error: typeMessage('a string') }).max(max, { error: `must be at most ${max} characters${why}` });
 }
 
+/**
+ * A value smppd sends in a C-Octet String (SMPP v3.4 §3.1: system_id, password, system_type,
+ * address_range): at most `max` characters (the field's size less its NUL), each printable
+ * ASCII or Latin-1 (U+0020–U+007E, U+00A0–U+00FF), one octet each on the wire. A NUL would end
+ * the field early, a character past U+00FF has no octet, a control character no SMSC expects.
+ * The message names the position, never the character: the value may be a password.
+ */
+export function cOctets(max: number, why = '') {
+  return text(max, why).superRefine((s, ctx) => {
+    const at = unprintableOctetAt(s);
+    if (at >= 0) ctx.addIssue({ code: 'custom', message: `must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character ${at + 1} is not` });
+  });
+}
+
+/** The index of the first character of `s` that `cOctets` refuses, or -1. */
+export function unprintableOctetAt(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 0x20 || c > 0x7e) && (c < 0xa0 || c > 0xff)) return i;
+  }
+  return -1;
+}
+
 export function nonEmpty() {
   return z.string({ error: typeMessage('a string') }).min(1, { error: 'must not be empty' });
 }

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { amqpSchema, type AmqpConfig } from './amqp-schema.js';
 import { clientSchema } from './client-schema.js';
-import { atLeastZero, flag, nonEmpty, oneOf, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
+import { atLeastZero, cOctets, flag, nonEmpty, oneOf, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 import { PASSWORD_MAX, SYSTEM_ID_MAX, upstreamSchema } from './upstream-schema.js';
 
 export type { AmqpConfig, AmqpEventsConfig } from './amqp-schema.js';
@@ -34,9 +34,9 @@ const simulatorSchema = z.strictObject({
   /** Default 2775. 1–65535. */
   port: wholeNumber(1, 65535).default(2775),
   /** Required when enabled. At most 15 characters. */
-  systemId: text(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }).optional(),
+  systemId: cOctets(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }).optional(),
   /** Exactly one of password and passwordFile when enabled. At most 8 characters. */
-  password: text(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
+  password: cOctets(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
   passwordFile: nonEmpty().optional(),
   /** Milliseconds from submit_sm to its delivery receipt. Default 500. ≥ 0. */
   deliveryReceiptDelayMs: atLeastZero().default(500),

@@ -1,7 +1,8 @@
 /** The schema of one upstream (an SMSC account): connection, TLS, binds, pacing, retries, text and receipts. */
 import { z } from 'zod';
 import { isValidTimeZone } from '../core/time-zone.js';
-import { atLeastZero, backoff, flag, nonEmpty, oneOf, positive, seconds, text, typeMessage, wholeNumber } from './schema-parts.js';
+import { DEFAULT_SOURCE_ADDRESSING, type TonNpi } from '../sms/sender-id.js';
+import { atLeastZero, backoff, cOctets, flag, nonEmpty, oneOf, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 
 export const BIND_MODES = ['transceiver', 'transmitter', 'receiver'] as const;
 export const STATUS_CLASSES = ['ok', 'retry', 'reject', 'fail'] as const;
@@ -36,6 +37,27 @@ const tlsSchema = z.strictObject({
   if (t.key !== undefined && t.cert === undefined) ctx.addIssue({ code: 'custom', path: ['cert'], message: 'is required with key' });
 });
 
+/** One kind's source_addr_ton/npi; either may be left out for the kind's default. */
+function tonNpi(d: TonNpi) {
+  return z.strictObject({ ton: wholeNumber(0, 255).default(d.ton), npi: wholeNumber(0, 255).default(d.npi) }, { error: 'must be a mapping { ton, npi }' })
+    .default({ ton: d.ton, npi: d.npi });
+}
+
+/**
+ * source_addr_ton/npi of a submit_sm by the kind of its sender ID (sms/sender-id.ts). Defaults:
+ * alphanumeric 5/0, international 1/1, shortCode 3/0. Read when a message is accepted and
+ * stored with it: a change applies to messages accepted after the restart.
+ */
+const sourceAddressSchema = z.strictObject({
+  alphanumeric: tonNpi(DEFAULT_SOURCE_ADDRESSING.alphanumeric),
+  international: tonNpi(DEFAULT_SOURCE_ADDRESSING.international),
+  shortCode: tonNpi(DEFAULT_SOURCE_ADDRESSING.shortCode),
+}, { error: 'must be a mapping { alphanumeric, international, shortCode }, each { ton, npi }' }).default({
+  alphanumeric: { ...DEFAULT_SOURCE_ADDRESSING.alphanumeric },
+  international: { ...DEFAULT_SOURCE_ADDRESSING.international },
+  shortCode: { ...DEFAULT_SOURCE_ADDRESSING.shortCode },
+});
+
 /** Per-upstream classes for command_status codes: `{ "0x400": retry }` → `{ 1024: 'retry' }`. */
 const commandStatusSchema = z.record(
   z.string().regex(STATUS_CODE_KEY, { error: 'must be a command_status code, hex (0x400) or decimal (1024)' }),
@@ -67,17 +89,17 @@ export const upstreamSchema = z.strictObject({
   tls: z.union([z.literal(false), tlsSchema], { error: 'must be false or a mapping { ca, cert, key, servername, rejectUnauthorized }' })
     .default(false),
   /** Required. At most 15 characters (SMPP v3.4 system_id). */
-  systemId: text(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }),
+  systemId: cOctets(SYSTEM_ID_MAX, ' (SMPP v3.4 system_id)').min(1, { error: 'must not be empty' }),
   /** Exactly one of password and passwordFile. At most 8 characters (SMPP v3.4). */
-  password: text(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
+  password: cOctets(PASSWORD_MAX, ' (SMPP v3.4 password)').optional(),
   /** A file holding the password; one trailing newline is trimmed. Relative to the config file. */
   passwordFile: nonEmpty().optional(),
   /** Default "". At most 12 characters. */
-  systemType: text(SYSTEM_TYPE_MAX, ' (SMPP v3.4 system_type)').default(''),
+  systemType: cOctets(SYSTEM_TYPE_MAX, ' (SMPP v3.4 system_type)').default(''),
   /** Default transceiver. */
   bindMode: oneOf(BIND_MODES).default('transceiver'),
   /** Default "". At most 40 characters. */
-  addressRange: text(ADDRESS_RANGE_MAX, ' (SMPP v3.4 address_range)').default(''),
+  addressRange: cOctets(ADDRESS_RANGE_MAX, ' (SMPP v3.4 address_range)').default(''),
   /** Default 0. 0–255. */
   addrTon: wholeNumber(0, 255).default(0),
   /** Default 0. 0–255. */
@@ -135,6 +157,8 @@ export const upstreamSchema = z.strictObject({
   smscTimeZone: nonEmpty().refine(isValidTimeZone, { error: 'must be UTC, an offset like +04:00, or an IANA zone like Europe/Berlin' }).default('UTC'),
   /** Ask for a final delivery receipt on every part (registered_delivery 1). Default true. */
   requestReceipts: flag().default(true),
+  /** source_addr_ton/npi by the kind of sender ID. Default alphanumeric 5/0, international 1/1, shortCode 3/0; each 0–255. */
+  sourceAddress: sourceAddressSchema,
   /**
    * The client (a `clients[].name`) that gets this upstream's inbound messages whose destination
    * is in no client's `inboundNumbers`. Default: none; such messages go to no client.

@@ -9,6 +9,7 @@ import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { SubmitPart } from '../smpp/upstream-pool.js';
 import type { Tlvs } from '../smpp/pdu.js';
 import { encodeMessage, type EncodeError, type Encoding, type LongMessageMode, type MessageType } from '../sms/segment.js';
+import { DEFAULT_SOURCE_ADDRESSING, checkSenderId, type SourceAddressing, type TonNpi } from '../sms/sender-id.js';
 import { validityPeriod } from '../sms/smpp-time.js';
 import type { DefaultAlphabet } from '../sms/text-codec.js';
 
@@ -20,6 +21,8 @@ export interface ComposeSettings {
   udhReference: 8 | 16;
   maxParts: number;
   requestReceipts: boolean;
+  /** source_addr_ton/npi per kind of sender ID (sms/sender-id.ts). Default `DEFAULT_SOURCE_ADDRESSING`: 5/0, 1/1, 3/0. */
+  sourceAddress?: SourceAddressing;
 }
 
 export interface OutgoingMessage {
@@ -39,22 +42,21 @@ export interface ComposedMessage {
   parts: SubmitPart[];
 }
 
-/** SMPP v3.4 §5.2.5–6: type of number and numbering plan. */
-const TON = { UNKNOWN: 0, INTERNATIONAL: 1, NETWORK_SPECIFIC: 3, ALPHANUMERIC: 5 } as const;
-const NPI = { UNKNOWN: 0, E164: 1 } as const;
-/** Longest numeric sender treated as a short code rather than a full number. */
-const SHORT_CODE_MAX_DIGITS = 8;
+/** SMPP v3.4 §5.2.5–6: destination_addr is a number with its country code (the ingress checks it). */
+const TON_INTERNATIONAL = 1;
+const NPI_E164 = 1;
 /** SMPP v3.4 §5.2.17: registered_delivery bit 0: a receipt on final outcome, success or failure. */
 const RECEIPT_ON_FINAL = 0x01;
 
 /**
- * TON/NPI of a sender id as most SMSCs expect them: letters → alphanumeric (5/0); a short code
- * → network specific (3/0); a longer number → international E.164 (1/1).
+ * The TON/NPI of a sender ID by its kind (sms/sender-id.ts). Throws VALIDATION naming senderId
+ * for one no network carries: the ingress refuses those first, this keeps any other caller off
+ * the wire with one.
  */
-export function sourceAddress(source: string): { ton: number; npi: number } {
-  if (!/^\d+$/.test(source)) return { ton: TON.ALPHANUMERIC, npi: NPI.UNKNOWN };
-  if (source.length <= SHORT_CODE_MAX_DIGITS) return { ton: TON.NETWORK_SPECIFIC, npi: NPI.UNKNOWN };
-  return { ton: TON.INTERNATIONAL, npi: NPI.E164 };
+export function sourceAddress(source: string, addressing: SourceAddressing = DEFAULT_SOURCE_ADDRESSING): TonNpi {
+  const checked = checkSenderId(source);
+  if (!checked.ok) throw new SmppdError(ErrorCode.VALIDATION, `senderId: ${checked.problem}`);
+  return addressing[checked.kind];
 }
 
 /** The fields of a submit_sm that are the same for every part of a message. */
@@ -128,9 +130,10 @@ export class MessageComposer {
     this.#reference = firstReference;
   }
 
-  /** The parts to submit, in order; throws SmppdError (TEXT_NOT_GSM7, MESSAGE_TOO_LONG, TEXT_NOT_REPRESENTABLE). */
+  /** The parts to submit, in order; throws SmppdError (VALIDATION, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, TEXT_NOT_REPRESENTABLE). */
   compose(message: OutgoingMessage): ComposedMessage {
     const s = this.#settings;
+    const source = sourceAddress(message.source, s.sourceAddress);
     const encoded = encodeMessage(message.text, {
       messageType: message.messageType ?? 'AUTO',
       defaultAlphabet: s.defaultAlphabet,
@@ -146,11 +149,10 @@ export class MessageComposer {
     }
     // Only a message of several parts uses a reference; single parts leave the rotation alone.
     if (encoded.parts.length > 1) this.#reference = (this.#reference + 1) & 0xffff;
-    const source = sourceAddress(message.source);
     const validity = message.validityHours === undefined ? '' : validityPeriod(message.validityHours);
     const addressing: SubmitAddressing = {
       source: message.source, sourceTon: source.ton, sourceNpi: source.npi,
-      destination: message.destination, destTon: TON.INTERNATIONAL, destNpi: NPI.E164,
+      destination: message.destination, destTon: TON_INTERNATIONAL, destNpi: NPI_E164,
       registeredDelivery: s.requestReceipts ? RECEIPT_ON_FINAL : 0,
       validityPeriod: validity,
     };

@@ -48,6 +48,7 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['both password and passwordFile', `${base}    passwordFile: pw\n`, 'upstreams[0].password: give password or passwordFile, not both'],
     ['neither password nor passwordFile', base.replace(`    password: ${SECRET}\n`, ''), 'upstreams[0].password: one of password or passwordFile is required'],
     ['password too long', base.replace(SECRET, `${SECRET}x`), 'upstreams[0].password: must be at most 8 characters'],
+    ['password past Latin-1', base.replace(SECRET, 'pw€x'), 'upstreams[0].password: must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character 3 is not'],
     ['password as a YAML number', base.replace(SECRET, '12345678'), 'upstreams[0].password: must be a string: put it in quotes'],
     ['unknown key', `${base}    ratePerbind: 5\n`, 'upstreams[0].ratePerbind: unknown key'],
     ['unknown key in tls', `${base}    tls: { cafile: ca.pem }\n`, 'upstreams[0].tls.cafile: unknown key'],
@@ -116,7 +117,17 @@ describe('a bad value is refused with its key path and the reason', () => {
       'clients[0].senders: must list at least one sender ID; leave senders out to allow any'],
     ['senders not a list', `${base}clients: [{ name: a, token: ${TOKEN}, senders: MyBrand }]\n`, 'clients[0].senders: must be a list of sender IDs'],
     ['sender too long', `${base}clients: [{ name: a, token: ${TOKEN}, senders: [abcdefghijklmnopqrstu] }]\n`,
-      'clients[0].senders[0]: must be at most 20 characters (SMPP v3.4 source_addr)'],
+      'clients[0].senders[0]: is 21 characters; an alphanumeric sender ID is at most 11 (GSM 03.40 TP-OA)'],
+    ['sender with a NUL', `${base}clients: [{ name: a, token: ${TOKEN}, senders: ["AB\\0C"] }]\n`, 'clients[0].senders[0]: must not hold U+0000; a sender ID is a short code'],
+    ['sender with a character SMPP cannot carry', `${base}clients: [{ name: a, token: ${TOKEN}, senders: [MyBrand, "Zaż"] }]\n`, 'clients[0].senders[1]: must not hold U+017C'],
+    ['sender in national format', `${base}clients: [{ name: a, token: ${TOKEN}, senders: ["07700900123"] }]\n`, 'clients[0].senders[0]: starts with 0; a numeric sender ID is'],
+    ['sender of signs and digits', `${base}clients: [{ name: a, token: ${TOKEN}, senders: ["+4477009001"] }]\n`, 'clients[0].senders[0]: has no letter'],
+    ['sender as a YAML number', `${base}clients: [{ name: a, token: ${TOKEN}, senders: [447700900000] }]\n`, 'clients[0].senders[0]: must be a string: put it in quotes'],
+    ['systemId with a NUL', base.replace('smppclient1', '"smpp\\0x"'), 'upstreams[0].systemId: must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character 5 is not'],
+    ['systemType past Latin-1', `${base}    systemType: "Ā"\n`, 'upstreams[0].systemType: must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character 1 is not'],
+    ['addressRange with a control character', `${base}    addressRange: "44\\t7"\n`, 'upstreams[0].addressRange: must hold only printable ASCII or Latin-1 characters'],
+    ['sourceAddress TON out of range', `${base}    sourceAddress: { shortCode: { ton: 256 } }\n`, 'upstreams[0].sourceAddress.shortCode.ton: must be a whole number from 0 to 255'],
+    ['sourceAddress of an unknown kind', `${base}    sourceAddress: { numeric: { ton: 1, npi: 1 } }\n`, 'upstreams[0].sourceAddress.numeric: unknown key'],
     ['unreadable tokenFile', `${base}clients: [{ name: a, tokenFile: nope-token }]\n`, `clients[0].tokenFile: cannot read the file (relative to ${dir}): ENOENT`],
     ['store.path empty', `${base}store: { path: "" }\n`, 'store.path: must not be empty'],
     ['store.fsync not a flag', `${base}store: { fsync: always }\n`, 'store.fsync: must be true or false'],
@@ -196,6 +207,7 @@ describe('defaults', () => {
       retry: { maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }, commandStatus: {},
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
       receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
+      sourceAddress: { alphanumeric: { ton: 5, npi: 0 }, international: { ton: 1, npi: 1 }, shortCode: { ton: 3, npi: 0 } },
     });
   });
 
@@ -336,6 +348,13 @@ describe('files named by the config', () => {
     expect(message).toContain('upstreams[0].passwordFile: the password in the file must be at most 8 characters');
     expect(message).toContain('upstreams[0].binds: must be a whole number from 1 to 64');
     expect(message).not.toContain('longsecretvalue');
+  });
+
+  it('refuses a password file with a character a bind PDU cannot carry, without quoting it', async () => {
+    writeFileSync(join(dir, 'pw-nul'), 'pw\0x\n');
+    const message = await problem(base.replace(`password: ${SECRET}`, 'passwordFile: pw-nul'));
+    expect(message).toContain('upstreams[0].passwordFile: the password in the file must hold only printable ASCII or Latin-1 characters (SMPP v3.4 C-Octet String); character 3 is not');
+    expect(message).not.toContain('pw\0x');
   });
 
   it('reads TLS files into Buffers and keeps servername and rejectUnauthorized', async () => {

@@ -73,4 +73,21 @@ describe('sourceAddress', () => {
     expect(sourceAddress('12345')).toEqual({ ton: 3, npi: 0 });
     expect(sourceAddress('4917000000001')).toEqual({ ton: 1, npi: 1 });
   });
+
+  it("takes each kind's TON/NPI from the upstream's settings", () => {
+    const sourceAddressing = { alphanumeric: { ton: 5, npi: 9 }, international: { ton: 1, npi: 8 }, shortCode: { ton: 0, npi: 1 } };
+    const composer = new MessageComposer({ ...SETTINGS, sourceAddress: sourceAddressing });
+    const first = (source: string) => composer.compose({ ...msg, source, text: 'hi' }).parts[0]!;
+    expect(first('MyShop')).toMatchObject({ sourceAddr: 'MyShop', sourceAddrTon: 5, sourceAddrNpi: 9 });
+    expect(first('4917000000001')).toMatchObject({ sourceAddrTon: 1, sourceAddrNpi: 8 });
+    expect(first('12345')).toMatchObject({ sourceAddrTon: 0, sourceAddrNpi: 1 });
+  });
+
+  it('refuses a sender ID no network carries with VALIDATION naming senderId, whoever calls the composer', () => {
+    for (const source of ['AB\u0000CD', 'Żabka', 'ABCDEFGHIJKL', '+4917000000', '0170000000001', '12', '']) {
+      const r = refusal(() => new MessageComposer(SETTINGS).compose({ ...msg, source, text: 'hi' }));
+      expect(r.code).toBe('VALIDATION');
+      expect(r.message).toMatch(/^senderId: /);
+    }
+  });
 });
