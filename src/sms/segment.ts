@@ -14,7 +14,7 @@ import {
   type NationalLanguage,
 } from './gsm7.js';
 import { DataCoding, type DefaultAlphabet } from './text-codec.js';
-import { encodeUcs2, UCS2_UNIT_OCTETS } from './ucs2.js';
+import { encodeUcs2, UCS2_UNIT_OCTETS, unpairedSurrogateAt } from './ucs2.js';
 import {
   buildUdh,
   concatElement,
@@ -153,6 +153,15 @@ interface EncodingChoice {
 
 /** Encodes `text` into the parts to submit, or says why it cannot. */
 export function encodeMessage(text: string, options: EncodeOptions): EncodeResult {
+  // Half a surrogate pair is no character: UCS-2 would carry it as D800 and GSM-7 not at all.
+  const lone = unpairedSurrogateAt(text);
+  if (lone >= 0) {
+    const unit = text[lone]!;
+    return {
+      ok: false,
+      error: { code: 'NOT_REPRESENTABLE', message: `message holds an unpaired UTF-16 surrogate (${show([unit])}) at character ${lone + 1}, which no encoding carries`, characters: [unit] },
+    };
+  }
   const choice = chooseEncoding(text, options);
   if ('code' in choice) return { ok: false, error: choice };
   const { encoding, tables, shiftElements } = choice;

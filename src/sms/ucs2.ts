@@ -35,3 +35,24 @@ export function decodeUcs2(bytes: Uint8Array): string {
 export function ucs2Units(text: string): number {
   return text.length;
 }
+
+/**
+ * The index of the first UTF-16 surrogate in `text` that is not half of a pair, or -1. Such a
+ * unit is no character: JSON lets a client write one (`"\ud800"`), UCS-2 would carry it as
+ * D800 and the handset shows garbage.
+ */
+export function unpairedSurrogateAt(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    return i;
+  }
+  return -1;
+}

@@ -10,17 +10,17 @@ import type { SendRequest } from '../../dispatch/accept.js';
 import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
 import { ApiError, API_ERRORS, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
 import { sendRequestFrom } from '../http/send.js';
-import { parseInput, sendSmsSchema } from '../http/validation.js';
+import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../http/validation.js';
 
-/** The caller's reference: at most this many characters. */
-export const REFERENCE_MAX = 255;
+/** The caller's reference: at most this many characters, by the free-text rule. */
+export const REFERENCE_MAX = FREE_TEXT_MAX.reference;
 
 /** A queue message's body: sendSms's fields (strict: an unknown field is refused), `client` and `reference`. */
 export const queueSendSchema = sendSmsSchema.extend({
   client: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).nullish()
     .meta({ description: 'The client the message is sent as (its senders apply). Default: amqp.client.' }),
-  reference: z.string({ error: 'must be a string' }).max(REFERENCE_MAX, { error: `must be at most ${REFERENCE_MAX} characters` }).nullish()
-    .meta({ description: "The caller's own reference, echoed in the reply and in a refusal." }),
+  reference: freeText(REFERENCE_MAX).nullish()
+    .meta({ description: `The caller's own reference, echoed in the reply and in a refusal. At most ${REFERENCE_MAX} characters; ${FREE_TEXT_RULE}.` }),
 });
 
 export interface ReadOptions {
@@ -54,7 +54,8 @@ export function readSendMessage(content: Buffer, o: ReadOptions): ReadResult {
     return refused('INVALID_JSON', 'the message body is not valid JSON (UTF-8)', o.requestUri, null);
   }
   const given = (input as { reference?: unknown } | null)?.reference;
-  const reference = typeof given === 'string' && given.length <= REFERENCE_MAX ? given : null;
+  // Echoed in the refusal too: only one that passes its own rule.
+  const reference = typeof given === 'string' && given.length <= REFERENCE_MAX && freeTextProblem(given) === null ? given : null;
   try {
     const body = parseInput(queueSendSchema, input, '', 'the message body');
     const name = body.client ?? o.defaultClient;

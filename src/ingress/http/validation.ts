@@ -5,14 +5,56 @@
  * Optional fields may also be null (clients often send absent fields as null).
  */
 import { z } from 'zod';
+import { ALPHANUMERIC_MAX, INTERNATIONAL_MAX_DIGITS, SENDER_ID_RULE, checkSenderId, describeCharacter } from '../../sms/sender-id.js';
 import { MAX_VALIDITY_HOURS } from '../../sms/smpp-time.js';
 import { DELIVERY_STATUSES } from '../../sms/status.js';
+import { unpairedSurrogateAt } from '../../sms/ucs2.js';
 import { ApiError } from './errors.js';
 import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
 
-/** SMPP v3.4 §5.2.8: source_addr is at most 20 characters. */
-const SENDER_MAX = 20;
-const CAMPAIGN_MAX = 255;
+/**
+ * Free text a client gives that smppd stores, lists, logs or echoes (campaignName, repeat, the
+ * regulatory ids, time, gmt, the queue's reference): at most this many characters each.
+ */
+export const FREE_TEXT_MAX = {
+  campaignName: 255,
+  /** Stored with a schedule and listed by /sms/listSchedule (DAILY, WEEKLY …). */
+  repeat: 64,
+  /** peId, templateId, telemarketerId: registry ids are 30 characters at most in practice. */
+  regulatory: 64,
+  /** 'YYYY-MM-DD HH:mm:ss.SSS' is 23. */
+  time: 32,
+  /** An offset, UTC, or an IANA zone name (the longest is 32). */
+  gmt: 64,
+  reference: 255,
+  /** resendDlr's filter: the longest source_addr SMPP v3.4 carries (§5.2.8, 21 octets with the NUL). */
+  senderFilter: 20,
+} as const;
+
+export const FREE_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F–U+009F), line or paragraph separators (U+2028, U+2029), '
+  + 'bidirectional controls (U+202A–U+202E, U+2066–U+2069) or unpaired UTF-16 surrogates';
+
+/**
+ * The first character of `text` that free text may not hold, described for a message; null when
+ * none. Control and bidirectional characters rewrite what an operator reads in a log line or a
+ * listing; a lone surrogate is no character at all and breaks UTF-8 encoders downstream.
+ */
+export function freeTextProblem(text: string): string | null {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xa0 && c < 0x2028) continue;
+    const bad = c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+    if (bad) return `must not hold ${describeCharacter(text, i)} (character ${i + 1}): ${FREE_TEXT_RULE}`;
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      i++; // a whole pair: one character outside the BMP
+      continue;
+    }
+    return `must not hold an unpaired UTF-16 surrogate (${describeCharacter(text, i)}, character ${i + 1}): ${FREE_TEXT_RULE}`;
+  }
+  return null;
+}
 
 function typeError(expected: string) {
   return (issue: { input?: unknown }): string => (issue.input === undefined || issue.input === null ? 'is required' : `must be ${expected}`);
@@ -26,24 +68,49 @@ const whole = (min: number, max: number) => {
 const bool = () => z.boolean({ error: typeError('true or false') });
 const messageTypeSchema = z.enum(['TEXT', 'UNICODE'], { error: (i) => (i.input === undefined ? 'is required' : 'must be TEXT (GSM-7) or UNICODE') });
 
-const senderId = str().min(1, { error: 'must not be empty' }).max(SENDER_MAX, { error: `must be at most ${SENDER_MAX} characters (SMPP v3.4 source_addr)` })
-  .meta({ description: 'Approved sender ID: letters (at most 11 for most networks), a short code, or a number with country code.' });
+/** Free text of at most `max` characters by the rule of `freeTextProblem`. */
+export function freeText(max: number) {
+  return str().max(max, { error: `must be at most ${max} characters` }).superRefine((t, ctx) => {
+    const problem = freeTextProblem(t);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+const senderId = str().superRefine((id, ctx) => {
+  const checked = checkSenderId(id);
+  if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
+}).meta({
+  description: `Approved sender ID, sent as source_addr: ${SENDER_ID_RULE}. Its kind sets source_addr_ton/npi `
+    + '(alphanumeric 5/0, a number 1/1, a short code 3/0 unless the upstream says otherwise).',
+  maxLength: Math.max(ALPHANUMERIC_MAX, INTERNATIONAL_MAX_DIGITS),
+  examples: ['MyBrand', '447700900123', '12345'],
+});
 const destinationNumber = str().superRefine((n, ctx) => {
   const problem = checkNumber(n);
   if (problem !== null) ctx.addIssue({ code: 'custom', message: NUMBER_PROBLEMS[problem] });
 }).meta({ description: 'Country code plus number, digits only: no +, no 00, no spaces, no leading zero (E.164 without the +).', examples: ['447700900123'] });
-const message = str().min(1, { error: 'must not be empty' }).meta({ description: 'The text.' });
+const message = str().min(1, { error: 'must not be empty' }).superRefine((text, ctx) => {
+  const at = unpairedSurrogateAt(text);
+  if (at >= 0) {
+    ctx.addIssue({ code: 'custom', message: `holds an unpaired UTF-16 surrogate (${describeCharacter(text, at)}) at character ${at + 1}: half of a pair is no character, and no encoding carries it` });
+  }
+}).meta({ description: 'The text. Every UTF-16 surrogate in it is half of a pair (an unpaired one is refused).' });
 const messageType = messageTypeSchema.meta({ description: 'TEXT sends GSM-7 and refuses other characters; UNICODE sends UCS-2.' });
 const count = () => whole(0, 1_000_000).nullish();
 const expiryHour = whole(1, MAX_VALIDITY_HOURS).nullish().meta({ description: 'Validity in hours: the SMSC stops trying after it, and smppd does not submit after it.' });
-const campaignName = str().max(CAMPAIGN_MAX, { error: `must be at most ${CAMPAIGN_MAX} characters` }).nullish().meta({ description: 'Reporting label.' });
-const time = str().nullish().meta({ description: "Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true." });
-const gmt = str().nullish().meta({ description: 'Offset of time, such as +04:00. Default +00:00.' });
-const repeat = z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string' }).nullish()
-  .meta({ description: 'Repeat setting, stored with the schedule and listed by /sms/listSchedule.' });
+const textRule = (max: number): string => `At most ${max} characters; ${FREE_TEXT_RULE}.`;
+const campaignName = freeText(FREE_TEXT_MAX.campaignName).nullish()
+  .meta({ description: `Reporting label, stored with the batch and listed. ${textRule(FREE_TEXT_MAX.campaignName)}` });
+const time = freeText(FREE_TEXT_MAX.time).nullish()
+  .meta({ description: `Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true. ${textRule(FREE_TEXT_MAX.time)}` });
+const gmt = freeText(FREE_TEXT_MAX.gmt).nullish()
+  .meta({ description: `Offset of time, such as +04:00 (or UTC, or an IANA zone). Default +00:00. ${textRule(FREE_TEXT_MAX.gmt)}` });
+const repeat = z.union([freeText(FREE_TEXT_MAX.repeat), z.number(), z.boolean()], { error: 'must be a string' }).nullish()
+  .meta({ description: `Repeat setting, stored with the schedule and listed by /sms/listSchedule. A string: ${textRule(FREE_TEXT_MAX.repeat)}` });
 const delay = z.number({ error: typeError('a number') }).min(0, { error: 'must be a number ≥ 0' }).nullish()
   .meta({ description: 'Accepted for compatibility; smppd paces by the binds (ratePerBind), not per message.' });
-const regulatory = () => str().nullish().meta({ description: 'Regulatory identifier; accepted and not used over SMPP.' });
+const regulatory = () => freeText(FREE_TEXT_MAX.regulatory).nullish()
+  .meta({ description: `Regulatory identifier; accepted and not used over SMPP. ${textRule(FREE_TEXT_MAX.regulatory)}` });
 
 /** POST /sms/sendSms body. */
 export const sendSmsSchema = z.strictObject({
@@ -132,7 +199,9 @@ const dateBound = (description: string) => str().refine((t) => parseDateBound(t)
 export const resendDlrSchema = z.strictObject({
   startDate: dateBound('Messages sent from this day (UTC) or instant on.'),
   endDate: dateBound('Up to the end of this day (UTC), or up to this instant.'),
-  senderId: str().min(1, { error: 'must not be empty' }).nullish().meta({ description: 'Only messages sent from this sender ID.' }),
+  // Not the sender rule of a send: messages stored before it may carry senders it refuses.
+  senderId: freeText(FREE_TEXT_MAX.senderFilter).min(1, { error: 'must not be empty' }).nullish()
+    .meta({ description: `Only messages sent from this sender ID. ${textRule(FREE_TEXT_MAX.senderFilter)}` }),
   messageStatus: z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')}` }).nullish()
     .meta({ description: 'Only messages whose current status is this one.' }),
 });

@@ -139,6 +139,10 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
       ['an unknown client', { ...valid, client: 'nobody' }, 400, 'VALIDATION', 'client: names no client'],
       ['a sender the client may not use', { ...valid, client: 'limited', senderId: 'Other' }, 403, 'SENDER_NOT_ALLOWED', 'senderId "Other" is not allowed'],
       ['TEXT that is not GSM-7 (refused by the acceptor)', { ...valid, message: 'Привет' }, 400, 'TEXT_NOT_GSM7', ''],
+      ['a sender ID with a NUL (the HTTP API\'s sender rule)', { ...valid, senderId: 'AB\u0000\u00014477' }, 400, 'VALIDATION', 'senderId: must not hold U+0000'],
+      ['a sender ID no network carries', { ...valid, senderId: '+4477009001' }, 400, 'VALIDATION', 'senderId: has no letter'],
+      ['UNICODE with half a surrogate pair', { ...valid, messageType: 'UNICODE', message: 'hi \ud83d' }, 400, 'VALIDATION', 'message: holds an unpaired UTF-16 surrogate'],
+      ['free text with a control character', { ...valid, campaignName: 'a\u001b[2Jb' }, 400, 'VALIDATION', 'campaignName: must not hold U+001B'],
     ];
     for (const [what, body, status, errorCode, text] of cases) {
       it(what, async () => {

@@ -3,6 +3,7 @@
  * sendSms for the same body, the client and the caller's reference, and every refusal the
  * five-field body. Pure: no broker.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
 import { classifyFailure, readSendMessage, type ReadOptions } from '../../../src/ingress/amqp/send-message.js';
@@ -52,6 +53,29 @@ describe('a queue message', () => {
 
   it('keeps the reference of a refused message when it has one', () => {
     expect(read({ ...valid, to: '1', reference: 'r-9' })).toMatchObject({ ok: false, reference: 'r-9' });
+  });
+
+  it('refuses a reference with a control character, and does not echo it', () => {
+    const r = read({ ...valid, reference: 'r-9\u0000\r\nX-Injected: 1' });
+    expect(r).toMatchObject({ ok: false, reference: null, refusal: { errorCode: 'VALIDATION', message: expect.stringContaining('reference: must not hold U+0000') } });
+    expect(read({ ...valid, reference: 'x'.repeat(256) })).toMatchObject({ ok: false, reference: null, refusal: { message: expect.stringContaining('reference: must be at most 255 characters') } });
+  });
+
+  it('any JSON body is a send request or a five-field refusal, never an exception', () => {
+    const hostile = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('AB\u0000C', '\ud800', 'x'.repeat(300), 'Müller', '+447700900123'));
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostile);
+    const body = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.record({ field: fc.constantFrom(...Object.keys(valid), 'reference', 'client', 'campaignName', 'repeat', 'expiryHour', 'isSchedule'), value })
+        .map(({ field, value: v }) => ({ ...valid, [field]: v })),
+    );
+    fc.assert(fc.property(body, (b) => {
+      const r = read(b);
+      if (r.ok) return;
+      expect(Object.keys(r.refusal)).toEqual(ERROR_FIELDS);
+      expect(r.refusal.status).toBeGreaterThanOrEqual(400);
+      expect(r.refusal.status).toBeLessThan(500);
+    }), { seed: 0x9_ee1e, numRuns: 500 });
   });
 });
 

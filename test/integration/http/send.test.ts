@@ -115,7 +115,7 @@ describe('POST /sms/sendSms refuses with 400 and names the field', () => {
 
   it('an empty message and a senderId longer than SMPP allows', async () => {
     expectError(await send({ ...valid, message: '' }), 400, 'VALIDATION', 'message: must not be empty');
-    expectError(await send({ ...valid, senderId: 'x'.repeat(21) }), 400, 'VALIDATION', 'senderId: must be at most 20 characters');
+    expectError(await send({ ...valid, senderId: 'x'.repeat(21) }), 400, 'VALIDATION', 'senderId: is 21 characters; an alphanumeric sender ID is at most 11');
   });
 
   for (const hours of [0, 2.5, 100_000, '24']) {

@@ -193,3 +193,23 @@ describe('encodeMessage: long messages', () => {
     expect(hex(r.parts[1]?.shortMessage.subarray(6, 10))).toBe('d83dde00');
   });
 });
+
+describe('half a surrogate pair', () => {
+  it('is refused as NOT_REPRESENTABLE whatever the type, never sent as D800', () => {
+    for (const messageType of ['UNICODE', 'AUTO', 'TEXT'] as const) {
+      for (const [text, at] of [['a\ud800b', 2], ['end \ud83d', 5], ['\ude00 start', 1], ['ok 😀 then \udfff', 12]] as const) {
+        const r = encodeMessage(text, { ...OPTIONS, messageType });
+        expect(r.ok).toBe(false);
+        if (!r.ok) {
+          expect(r.error.code).toBe('NOT_REPRESENTABLE');
+          expect(r.error.message).toContain(`at character ${at}`);
+        }
+      }
+    }
+  });
+
+  it('a whole pair is one character and goes out as both halves', () => {
+    const r = encodeMessage('😀', { ...OPTIONS, messageType: 'UNICODE' });
+    expect(r.ok && r.parts[0]!.shortMessage.toString('hex')).toBe('d83dde00');
+  });
+});
