@@ -37,12 +37,19 @@ export interface SimulatorOptions {
 export interface RecordedSubmit {
   bindId: number;
   sequenceNumber: number;
+  serviceType: string;
+  sourceAddrTon: number;
+  sourceAddrNpi: number;
   sourceAddr: string;
+  destAddrTon: number;
+  destAddrNpi: number;
   destinationAddr: string;
   dataCoding: number;
   esmClass: number;
   shortMessage: Buffer;
   registeredDelivery: number;
+  scheduleDeliveryTime: string;
+  validityPeriod: string;
   /** The id given in submit_sm_resp; '' when the submit_sm was refused or never answered. */
   messageId: string;
   tlvs: Tlvs | undefined;

@@ -251,9 +251,11 @@ export class SmscSimulator {
   #record(bindId: number, pdu: SubmitSmPdu, messageId: string): void {
     if (!this.#options.record) return;
     this.#recorded.push({
-      bindId, sequenceNumber: pdu.sequenceNumber, sourceAddr: pdu.sourceAddr, destinationAddr: pdu.destinationAddr,
-      dataCoding: pdu.dataCoding, esmClass: pdu.esmClass, shortMessage: pdu.shortMessage,
-      registeredDelivery: pdu.registeredDelivery, messageId, tlvs: pdu.tlvs,
+      bindId, sequenceNumber: pdu.sequenceNumber, serviceType: pdu.serviceType,
+      sourceAddrTon: pdu.sourceAddrTon, sourceAddrNpi: pdu.sourceAddrNpi, sourceAddr: pdu.sourceAddr,
+      destAddrTon: pdu.destAddrTon, destAddrNpi: pdu.destAddrNpi, destinationAddr: pdu.destinationAddr,
+      dataCoding: pdu.dataCoding, esmClass: pdu.esmClass, shortMessage: pdu.shortMessage, registeredDelivery: pdu.registeredDelivery,
+      scheduleDeliveryTime: pdu.scheduleDeliveryTime, validityPeriod: pdu.validityPeriod, messageId, tlvs: pdu.tlvs,
     });
   }
 
