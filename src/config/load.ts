@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { amqpProblems, resolveAmqp } from './amqp-schema.js';
@@ -61,6 +62,7 @@ async function parseConfigWithOverrides(text: string, baseDir: string, env: Env,
   const files = await readNamedFiles(input, baseDir);
   const parsed = configSchema.safeParse(input);
   const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents),
+    ...(parsed.success ? httpTlsProblems(parsed.data.http.tls, files.contents) : []),
     ...(parsed.success ? amqpProblems(parsed.data.amqp, parsed.data.clients.map((c) => c.name), files.contents.get('amqp.urlFile')?.toString('utf8')) : [])];
   const problems = [...overrides.problems, ...labelEnvProblems(found, overrides.applied)];
   if (!parsed.success || problems.length > 0) throw invalid(source, problems);
@@ -153,6 +155,8 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
         if (isRecord(tls)) for (const key of ['ca', 'cert', 'key'] as const) add(['upstreams', i, 'tls', key], tls[key], false);
       });
     }
+    const http = input.http;
+    if (isRecord(http) && isRecord(http.tls)) for (const key of ['cert', 'key', 'ca'] as const) add(['http', 'tls', key], http.tls[key], false);
     const store = input.store;
     if (isRecord(store) && store.kind === 'postgres' && store.url === undefined) add(['store', 'urlFile'], store.urlFile, 'url');
     const amqp = input.amqp;
@@ -213,6 +217,24 @@ function duplicateTokens(input: unknown, files: Map<string, Buffer>): string[] {
   return problems;
 }
 
+/**
+ * `http.tls` as a server would use it: a key that does not match its certificate, or a file that
+ * is not PEM, is found by check-config rather than when the listener starts. OpenSSL's reasons
+ * name no content.
+ */
+function httpTlsProblems(tls: ParsedConfig['http']['tls'], files: Map<string, Buffer>): string[] {
+  const cert = files.get('http.tls.cert');
+  const key = files.get('http.tls.key');
+  if (tls === undefined || cert === undefined || key === undefined) return [];
+  const ca = files.get('http.tls.ca');
+  try {
+    createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
+    return [];
+  } catch (e) {
+    return [`http.tls: the certificate, key${ca ? ' and ca' : ''} do not make a TLS server: ${e instanceof Error ? e.message : String(e)}`];
+  }
+}
+
 function trimNewline(data: Buffer): Buffer {
   let end = data.length;
   if (end > 0 && data[end - 1] === 0x0a) end--;
@@ -228,7 +250,13 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const upstreams = parsed.upstreams.map((u, i) => resolveUpstream(u, `upstreams[${i}]`, files, secret));
   const clients = parsed.clients.map((c, i) => resolveClient(c, `clients[${i}]`, files, secret));
   const { host, port } = parseListen(parsed.http.listen) ?? { host: '', port: 0 }; // validated by the schema
-  const http: HttpConfig = { ...parsed.http, host, port };
+  const { tls: httpTls, ...httpSettings } = parsed.http;
+  const http: HttpConfig = { ...httpSettings, host, port };
+  if (httpTls !== undefined) {
+    // Read by readNamedFiles; a missing one has stopped the load before this.
+    const file = (key: string): Buffer => files.get(`http.tls.${key}`) ?? Buffer.alloc(0);
+    http.tls = { cert: file('cert'), key: file('key'), requestClientCert: httpTls.requestClientCert, ...(httpTls.ca !== undefined ? { ca: file('ca') } : {}) };
+  }
   const st = parsed.store;
   const store: StoreConfig = st.kind === 'postgres'
     ? {

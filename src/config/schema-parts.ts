@@ -62,6 +62,12 @@ export function positive(unit = '') {
 
 export const seconds = () => positive(' of seconds');
 
+/** Seconds from `min` to `max`, fractions allowed. */
+export function secondsFrom(min: number, max: number) {
+  const error = `must be a number of seconds from ${min} to ${max}`;
+  return z.number({ error }).min(min, { error }).max(max, { error });
+}
+
 export function oneOf<T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: `must be one of ${values.join(', ')}` });
 }

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { amqpSchema, type AmqpConfig } from './amqp-schema.js';
 import { clientSchema } from './client-schema.js';
-import { atLeastZero, cOctets, flag, nonEmpty, oneOf, seconds, typeMessage, wholeNumber } from './schema-parts.js';
+import { atLeastZero, cOctets, flag, nonEmpty, oneOf, seconds, secondsFrom, typeMessage, wholeNumber } from './schema-parts.js';
 import { PASSWORD_MAX, SYSTEM_ID_MAX, upstreamSchema } from './upstream-schema.js';
 
 export type { AmqpConfig, AmqpEventsConfig } from './amqp-schema.js';
@@ -71,6 +71,43 @@ export function parseListen(listen: string): { host: string; port: number } | nu
 
 const MIB = 1024 * 1024;
 
+/**
+ * The HTTP listener's limits by default, in seconds and connections (the schema's defaults; the
+ * HTTP layer falls back on them when built without a configuration, as in tests).
+ */
+export const HTTP_LISTENER_DEFAULTS = {
+  headersTimeoutSeconds: 10,
+  requestTimeoutSeconds: 30,
+  bulkRequestTimeoutSeconds: 600,
+  keepAliveTimeoutSeconds: 5,
+  maxConnections: 1000,
+} as const;
+
+/**
+ * TLS on the API listener, so tokens do not cross a network in clear. Files are PEM, relative to
+ * the config file's folder; load.ts reads them and checks that they make a usable server context.
+ */
+const httpTlsSchema = z.strictObject({
+  /** Required. The server certificate, then any intermediate certificates (the chain clients get). */
+  cert: nonEmpty(),
+  /** Required. The private key of cert. */
+  key: nonEmpty(),
+  /** The CA(s) a client certificate must be signed by. Required with requestClientCert, meaningless without it. */
+  ca: nonEmpty().optional(),
+  /**
+   * true: every client must present a certificate signed by ca, or the TLS handshake fails
+   * (required, not merely requested: an optional certificate would protect nothing). The bearer
+   * token is still required: the certificate admits a machine, the token names the client. Default false.
+   */
+  requestClientCert: flag().default(false),
+}, { error: 'must be a mapping { cert, key, ca?, requestClientCert? }' }).superRefine((t, ctx) => {
+  if (t.requestClientCert && t.ca === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['ca'], message: 'is required with requestClientCert: true (the CA that signs client certificates)' });
+  } else if (!t.requestClientCert && t.ca !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['ca'], message: 'only verifies client certificates: set requestClientCert: true, or leave ca out (intermediate certificates go in cert)' });
+  }
+});
+
 /** The local HTTP API (the provider's SMS REST API, mirrored). */
 const httpSchema = z.strictObject({
   /** Address to listen on, `host:port` (IPv6 in brackets). Default 127.0.0.1:8080. */
@@ -80,7 +117,33 @@ const httpSchema = z.strictObject({
   maxBodyBytes: wholeNumber(1024, 64 * MIB).default(MIB),
   /** Largest sendbulk number file, bytes. Default 50 MiB. 1 KiB–4 GiB. Larger: 413. */
   maxUploadBytes: wholeNumber(1024, 4096 * MIB).default(50 * MIB),
-}, { error: 'must be a mapping' }).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB });
+  /**
+   * Seconds from a request's first byte (a new connection's opening) to the end of its headers.
+   * Default 10. 1–300. Late: 408 and the connection closed.
+   */
+  headersTimeoutSeconds: secondsFrom(1, 300).default(HTTP_LISTENER_DEFAULTS.headersTimeoutSeconds),
+  /**
+   * Seconds from the end of a request's headers to the end of its body, every route but sendbulk.
+   * Default 30. 1–3600. Late: 408 and the connection closed.
+   */
+  requestTimeoutSeconds: secondsFrom(1, 3600).default(HTTP_LISTENER_DEFAULTS.requestTimeoutSeconds),
+  /**
+   * The same for sendbulk, whose file is read while its numbers are stored. Default 600. 1–86400;
+   * ≥ requestTimeoutSeconds.
+   */
+  bulkRequestTimeoutSeconds: secondsFrom(1, 86_400).default(HTTP_LISTENER_DEFAULTS.bulkRequestTimeoutSeconds),
+  /** Seconds an idle keep-alive connection is kept after a response. Default 5. 1–600. */
+  keepAliveTimeoutSeconds: secondsFrom(1, 600).default(HTTP_LISTENER_DEFAULTS.keepAliveTimeoutSeconds),
+  /**
+   * Open connections at most, idle keep-alive ones included; a connection past it is closed as
+   * soon as it is accepted. Default 1000. 1–1000000. Keep it under the process's open-file limit.
+   */
+  maxConnections: wholeNumber(1, 1_000_000).default(HTTP_LISTENER_DEFAULTS.maxConnections),
+  /** Default: none (plain HTTP). */
+  tls: httpTlsSchema.optional(),
+}, { error: 'must be a mapping' }).refine((h) => h.bulkRequestTimeoutSeconds >= h.requestTimeoutSeconds, {
+  error: 'must be ≥ requestTimeoutSeconds', path: ['bulkRequestTimeoutSeconds'],
+}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, ...HTTP_LISTENER_DEFAULTS });
 
 /** The durable store: SQLite. */
 /**
@@ -223,6 +286,28 @@ export interface HttpConfig {
   maxBodyBytes: number;
   /** Bytes. */
   maxUploadBytes: number;
+  /** Seconds (fractions allowed). 1–300. */
+  headersTimeoutSeconds: number;
+  /** Seconds. 1–3600. */
+  requestTimeoutSeconds: number;
+  /** Seconds. 1–86400; ≥ requestTimeoutSeconds. */
+  bulkRequestTimeoutSeconds: number;
+  /** Seconds. 1–600. */
+  keepAliveTimeoutSeconds: number;
+  /** 1–1000000. */
+  maxConnections: number;
+  /** Absent: plain HTTP. */
+  tls?: HttpTlsConfig;
+}
+
+/** `http.tls` with its files read. */
+export interface HttpTlsConfig {
+  cert: Buffer;
+  key: Buffer;
+  /** Present exactly when requestClientCert is true (the schema holds this). */
+  ca?: Buffer;
+  /** true: a client certificate signed by `ca` is required. */
+  requestClientCert: boolean;
 }
 
 /** A client's webhook with its secret and CA file read. */
