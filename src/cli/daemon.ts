@@ -13,7 +13,9 @@ import { InboundRouting } from '../dispatch/inbound-routing.js';
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
 import { WebhookClient } from '../events/webhook-client.js';
-import { Authenticator, buildHttpServer, registerMetricsRoute, type HttpMetricsSource } from '../ingress/http/server.js';
+import {
+  Authenticator, buildHttpServer, listenerSettings, registerMetricsRoute, type HttpListenerMetrics, type HttpMetricsSource,
+} from '../ingress/http/server.js';
 import { Health } from '../observability/health.js';
 import { eventPublisherFor } from '../ingress/amqp/event-publisher.js';
 import { withAmqpEvents } from '../ingress/amqp/event-clients.js';
@@ -53,7 +55,7 @@ export interface RunningDaemon {
 }
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
-export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & HttpMetricsSource & AmqpIngressMetrics & RetentionMetrics & {
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & HttpMetricsSource & HttpListenerMetrics & AmqpIngressMetrics & RetentionMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
 };
 
@@ -166,6 +168,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
+    listener: listenerSettings(config.http),
+    ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });
 
   // store.retentionDays 0 keeps everything.
@@ -186,7 +190,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   await http.listen({ host: config.http.host, port: config.http.port });
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
-  log.info({ event: 'http_listening', host: config.http.host, port: httpPort }, 'HTTP API listening');
+  log.info({ event: 'http_listening', host: config.http.host, port: httpPort, tls: config.http.tls !== undefined }, 'HTTP API listening');
   let metricsServer: ReturnType<typeof Fastify> | undefined;
   let metricsHttp: { host: string; port: number } | undefined;
   if (deps.metrics && metricsListen) {

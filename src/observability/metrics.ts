@@ -53,6 +53,8 @@ export class Metrics {
   readonly #eventsSuperseded: Counter;
   readonly #httpRequests: Counter<'route' | 'method' | 'status'>;
   readonly #httpSeconds: Histogram<'route'>;
+  readonly #httpRefused: Counter<'reason'>;
+  readonly #httpConnections: Gauge;
   readonly #receipts: Counter<'upstream' | 'result'>;
   readonly #inbound: Counter<'upstream'>;
   readonly #dispatched: Counter<'upstream' | 'via'>;
@@ -94,6 +96,13 @@ export class Metrics {
       name: 'smppd_http_request_seconds', help: 'HTTP request to response, by route pattern', labelNames: ['route'], registers: [r],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
     });
+    this.#httpRefused = new Counter({
+      name: 'smppd_http_refused_total',
+      help: 'HTTP requests and connections refused before a route ran, by reason: the errorCode answered (BAD_REQUEST, HEADERS_TOO_LARGE, REQUEST_TIMEOUT, '
+        + 'EXPECTATION_FAILED, PAYLOAD_TOO_LARGE, SHUTTING_DOWN), or MAX_CONNECTIONS for a connection closed at http.maxConnections',
+      labelNames: ['reason'], registers: [r],
+    });
+    this.#httpConnections = new Gauge({ name: 'smppd_http_connections', help: 'open connections to the HTTP API listener (at most http.maxConnections)', registers: [r] });
     this.#receipts = new Counter({
       name: 'smppd_receipts_total', help: 'delivery receipts by result: matched, parked (before their submit_sm_resp), ignored (no change), unknown_stat, error (answered with a temporary error)',
       labelNames: ['upstream', 'result'], registers: [r],
@@ -231,6 +240,15 @@ export class Metrics {
   httpRequest(route: string, method: string, status: number, seconds: number): void {
     this.#httpRequests.inc({ route, method, status: String(status) });
     this.#httpSeconds.observe({ route }, seconds);
+  }
+
+  /** `HttpListenerMetrics` of the HTTP listener. */
+  httpRefused(reason: string): void {
+    this.#httpRefused.inc({ reason });
+  }
+
+  httpConnections(delta: number): void {
+    this.#httpConnections.inc(delta);
   }
 
   /** `DeliveryCounters` of the dispatch layer. */

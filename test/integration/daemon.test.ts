@@ -1,7 +1,8 @@
 /**
  * The daemon as `smppd start` builds it (store, pool, dispatcher, HTTP, the built-in simulator
  * from the config), driven only over HTTP: a send becomes DELIVERED; a bulk job paused before
- * its schedule is released sends nothing until resumed; send-now releases a schedule.
+ * its schedule is released sends nothing until resumed; send-now releases a schedule; a request
+ * that arrives while the daemon stops is 503 SHUTTING_DOWN with the five-field body.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { freePort } from '../../src/cli/bench-proc.js';
 import { startDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
 import { bulkForm } from '../support/http.js';
+import { RawConnection } from '../support/raw-http.js';
 import { until } from '../support/engine.js';
 import type { SimulatorOptions } from '../../src/simulator/options.js';
 
@@ -92,5 +94,26 @@ describe('smppd start, over HTTP only', () => {
     expect((await batch()).processed).toBe(0);
     expect((await d.call('GET', `/sms/resume?batch_Id=${bulkSessionId}`)).status).toBe(200);
     await until(async () => (await batch()).pending === 0, 10_000, 'the batch sent');
+  });
+
+  it('while the daemon stops, a request on a connection still open is 503 SHUTTING_DOWN', async () => {
+    const d = await daemon();
+    const c = new RawConnection(d.http.port);
+    cleanups.push(() => c.destroy());
+    await c.connected;
+    // Headers under way: the connection is busy, so the stop leaves it open.
+    c.write(`POST /sms/sendSms HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${TOKEN}\r\n`);
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = d.stop();
+    await until(async () => (await fetch(`http://127.0.0.1:${d.http.port}/healthz`).then(() => false, () => true)), 10_000, 'the listener to close');
+    const send = JSON.stringify({ senderId: 'smppd', destinationNumber: '447700900123', message: 'late', messageType: 'TEXT' });
+    c.write(`Content-Type: application/json\r\nContent-Length: ${send.length}\r\n\r\n${send}`);
+    const res = await c.response();
+    expect(res.statusLine).toBe('HTTP/1.1 503 Service Unavailable');
+    expect(JSON.parse(res.body)).toEqual({
+      status: 503, error: 'Service Unavailable', message: 'smppd is stopping and takes no new request: retry on a new connection', errorCode: 'SHUTTING_DOWN', requestUri: '/sms/sendSms',
+    });
+    await c.closed;
+    await stopped;
   });
 });

@@ -4,13 +4,15 @@
  * line so tests can prove no token reaches it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock, SystemClock } from '../../src/core/clock.js';
 import type { Log } from '../../src/core/log.js';
 import { Acceptor } from '../../src/dispatch/accept.js';
 import type { ComposeSettings } from '../../src/dispatch/compose.js';
-import { buildHttpServer, type HttpClient } from '../../src/ingress/http/server.js';
+import { DEFAULT_LISTENER } from '../../src/ingress/http/listener.js';
+import { buildHttpServer, type HttpClient, type HttpListenerSettings } from '../../src/ingress/http/server.js';
 import { identify } from '../../src/sms/identify.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AcceptRequest, NewMessage, Store } from '../../src/store/store.js';
@@ -58,6 +60,8 @@ export interface HarnessOptions {
   bulkChunkSize?: number;
   /** Clients that have a webhook: their messages write events, and resendDlr and /events/dead serve them. */
   webhookClients?: string[];
+  /** The listener's timeouts, maxConnections and TLS; the rest as the config's defaults. */
+  listener?: Partial<HttpListenerSettings>;
 }
 
 /** A Log that keeps each line as JSON text. */
@@ -87,6 +91,9 @@ export async function httpHarness(o: HarnessOptions = {}) {
   const wakes = { count: 0 };
   const health = { current: { ready: true, reasons: [] as string[] } };
   const requests: string[] = [];
+  // What the listener refused before a route ran (errorCode or MAX_CONNECTIONS), and its open connections.
+  const refused: string[] = [];
+  const connections = { open: 0 };
   const app = buildHttpServer({
     acceptor, store, identify, clients: CLIENTS, clock, log: recordingLog(logs),
     events: { hasWebhook: wantsEvents, wake: () => { wakes.count++; } },
@@ -94,10 +101,12 @@ export async function httpHarness(o: HarnessOptions = {}) {
     metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
     onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
     limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}) },
+    listener: { ...DEFAULT_LISTENER, ...o.listener },
+    listenerMetrics: { httpRefused: (reason) => { refused.push(reason); }, httpConnections: (delta) => { connections.open += delta; } },
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests,
+    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests, refused, connections,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();
@@ -110,6 +119,14 @@ export async function httpHarness(o: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof httpHarness>>;
+
+/** The harness listening on 127.0.0.1 at a free port, for tests over a real socket. */
+export async function listeningHarness(o: HarnessOptions = {}): Promise<{ h: Harness; port: number; base: string }> {
+  const h = await httpHarness(o);
+  await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = h.app.server.address() as AddressInfo;
+  return { h, port, base: `http://127.0.0.1:${port}` };
+}
 
 export const bearer = (token: string = TOKENS.app) => ({ authorization: `Bearer ${token}` });
 

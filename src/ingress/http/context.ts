@@ -9,6 +9,7 @@ import type { IdentifyResult } from '../../sms/identify.js';
 import type { Store } from '../../store/store.js';
 import type { Authenticator, HttpClient } from './auth.js';
 import type { HttpHealth, HttpMetricsSource } from './health.js';
+import type { HttpListenerMetrics, HttpListenerSettings } from './listener.js';
 import type { KeyedSerial } from './serial.js';
 
 /** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
@@ -61,7 +62,7 @@ export interface HttpServerDeps {
   identify: (text: string) => IdentifyResult;
   /** Who may call (config `clients`). Names and tokens unique (the config checks it). */
   clients: readonly HttpClient[];
-  /** Wall time for schedules and state changes. */
+  /** Wall time for schedules and state changes; the listener's body deadlines (monotonic time and one sweep timer). */
   clock: Clock;
   log: Log;
   limits: HttpLimits;
@@ -75,6 +76,10 @@ export interface HttpServerDeps {
   metrics?: HttpMetricsSource;
   /** Counts each request by route pattern, method and status. */
   onRequestDone?: (route: string, method: string, status: number, seconds: number) => void;
+  /** Timeouts, maxConnections and TLS of the listening server. Default: the config's defaults, plain HTTP. */
+  listener?: HttpListenerSettings;
+  /** Counts refusals made before a route runs, and open connections. */
+  listenerMetrics?: HttpListenerMetrics;
 }
 
 /** What each route module is given. */

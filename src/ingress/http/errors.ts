@@ -1,11 +1,14 @@
 /**
  * The one place HTTP error bodies are made (messaging-service-api.md §7): the five-field body
  * `{ status, error, message, errorCode, requestUri }` for every refusal, and the gateway's
- * two-field body `{ error, message }` for a missing or unknown token (401).
+ * two-field body `{ error, message }` for a missing or unknown token (401). Refusals made
+ * before a route runs (the listener's: the HTTP parser, timeouts, a missing Host, shutdown)
+ * use the same body, written on the Node response or, with no request to answer, on the socket.
  *
  * `errorCode` values are stable: clients branch on them after the status, so never rename one.
  * Messages are for people and never carry a token or a header.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isSmppdError, type SmppdError } from '../../core/errors.js';
 import type { Log } from '../../core/log.js';
@@ -28,7 +31,11 @@ export const API_ERRORS = {
   INVALID_STATE: 400,
   /** resendDlr, /events/dead: the client has no webhook configured, so it has no events. */
   NO_WEBHOOK: 400,
-  /** Any other malformed request fastify refuses (a bad URL, a bad Content-Length). */
+  /**
+   * Any other malformed request: one fastify refuses (a bad URL, a bad Content-Length), one the
+   * HTTP parser refuses (a malformed request line, header or chunked body), or an HTTP/1.1
+   * request without a Host header (RFC 9112 §3.2). The parser's refusals close the connection.
+   */
   BAD_REQUEST: 400,
   /** The token may not use this senderId (the client's `senders` allow-list). */
   SENDER_NOT_ALLOWED: 403,
@@ -40,16 +47,34 @@ export const API_ERRORS = {
   MESSAGE_NOT_FOUND: 404,
   /** No such path, or not with this method. */
   NOT_FOUND: 404,
-  /** The body or the uploaded file is larger than http.maxBodyBytes / http.maxUploadBytes. */
+  /**
+   * The request did not arrive whole in time: its headers within http.headersTimeoutSeconds, its
+   * body within http.requestTimeoutSeconds of its headers (sendbulk: http.bulkRequestTimeoutSeconds).
+   * The connection is closed.
+   */
+  REQUEST_TIMEOUT: 408,
+  /**
+   * The body or the uploaded file is larger than http.maxBodyBytes / http.maxUploadBytes, or a
+   * chunked body's chunk extensions are larger than the HTTP parser takes (that closes the connection).
+   */
   PAYLOAD_TOO_LARGE: 413,
   /** A Content-Type the endpoint does not take (JSON endpoints take application/json, sendbulk multipart/form-data). */
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** An Expect header other than 100-continue (RFC 9110 §10.1.1), the one expectation served. The connection is closed. */
+  EXPECTATION_FAILED: 417,
   /** More queued work than limits.maxQueued; a Retry-After header says when to try again. */
   QUEUE_FULL: 429,
+  /** The request line and headers are larger than the HTTP parser takes (16 KiB). The connection is closed. */
+  HEADERS_TOO_LARGE: 431,
   /** Unexpected; the smppd log has the details. Retry with backoff. */
   INTERNAL: 500,
   /** POST /sms/lookup: number lookup (HLR/MNP) is a REST service of the provider, not available over SMPP. */
   NOT_IMPLEMENTED: 501,
+  /**
+   * smppd is stopping: a request that arrives on a connection still open is not taken, and the
+   * connection is closed. Retry on a new connection (another instance, or this one restarted).
+   */
+  SHUTTING_DOWN: 503,
 } as const satisfies Record<string, number>;
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
@@ -57,8 +82,10 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   406: 'Not Acceptable', 408: 'Request Timeout', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
-  429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
+  417: 'Expectation Failed', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
 };
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The five-field error body (§7). */
 export interface ErrorBody {
@@ -85,24 +112,53 @@ export class ApiError extends Error {
 
 /** The path of the request without its query string: the body's requestUri. */
 export function requestPath(request: FastifyRequest): string {
-  const url = request.url;
+  return pathOf(request.url);
+}
+
+/** A request target without its query string (which may carry what is not ours to echo). */
+export function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
 
 export function errorBody(request: FastifyRequest, code: ApiErrorCode, message: string, status: number = API_ERRORS[code]): ErrorBody {
-  return { status, error: REASONS[status] ?? 'Error', message, errorCode: code, requestUri: requestPath(request) };
+  return bodyOf(code, message, requestPath(request), status);
+}
+
+function bodyOf(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
+  return { status, error: REASONS[status] ?? 'Error', message, errorCode: code, requestUri };
+}
+
+/**
+ * The five-field body on a Node response, for a request refused before fastify routes it (a
+ * missing Host, an unsupported Expect, shutdown, a body that did not arrive in time). The
+ * connection is closed after it: what is left of the request is not read.
+ */
+export function writeErrorResponse(res: ServerResponse, code: ApiErrorCode, message: string, requestUri: string): void {
+  const body = JSON.stringify(bodyOf(code, message, requestUri));
+  res.writeHead(API_ERRORS[code], { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * A whole HTTP/1.1 response with the five-field body, for a socket whose request the HTTP
+ * parser refused or timed out before a request object existed. It ends with the connection.
+ */
+export function errorResponseBytes(code: ApiErrorCode, message: string, requestUri: string): string {
+  const status = API_ERRORS[code];
+  const body = JSON.stringify(bodyOf(code, message, requestUri));
+  return `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 /** Sends the five-field body. */
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(request, error.code, error.message, error.status));
+  return reply.code(error.status).type(JSON_TYPE).send(errorBody(request, error.code, error.message, error.status));
 }
 
 /** The gateway's 401 (§5, §7): two fields, and a challenge. */
 export function sendUnauthorized(reply: FastifyReply, message: string): FastifyReply {
-  return reply.code(401).header('www-authenticate', 'Bearer').type('application/json; charset=utf-8').send({ error: REASONS[401], message });
+  return reply.code(401).header('www-authenticate', 'Bearer').type(JSON_TYPE).send({ error: REASONS[401], message });
 }
 
 /** What the domain and the acceptor throw, as the API answers it. */

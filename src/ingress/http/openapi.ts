@@ -164,9 +164,11 @@ const responses: Json = {
     content: json(ref('ErrorBody')),
   },
   Internal: errorResponse('Unexpected; retry with backoff.'),
+  RequestTimeout: errorResponse('The request did not arrive whole in time: headers within http.headersTimeoutSeconds, the body within http.requestTimeoutSeconds of them (sendbulk: http.bulkRequestTimeoutSeconds). The connection is closed.'),
+  ShuttingDown: errorResponse('smppd is stopping and took no new request on this connection; retry on a new one.'),
 };
 const r = (name: string): Json => ({ $ref: `#/components/responses/${name}` });
-const always = { 401: r('Unauthorized'), 500: r('Internal') };
+const always = { 401: r('Unauthorized'), 408: r('RequestTimeout'), 500: r('Internal'), 503: r('ShuttingDown') };
 const jsonBodyErrors = { 400: r('BadRequest'), 413: r('TooLarge'), 415: r('UnsupportedMediaType') };
 const ok = (description: string, schema: Json): Json => ({ 200: { description, content: json(schema) } });
 const query = (name: string, description: string, required = true): Json => ({ name, in: 'query', required, schema: required ? int : str, description });
@@ -325,7 +327,10 @@ export function openApiDocument(): Json {
     info: {
       title: 'smppd local SMS API',
       version: '1.0.0',
-      description: 'The provider\'s SMS REST API (messaging-service-api.md §4.1), served locally by smppd and delivered over SMPP.',
+      description: 'The provider\'s SMS REST API (messaging-service-api.md §4.1), served locally by smppd and delivered over SMPP. '
+        + 'Any request may also be refused before it reaches a route, with the same ErrorBody, and its connection closed: 400 BAD_REQUEST '
+        + '(malformed HTTP, an HTTP/1.1 request without Host), 408 REQUEST_TIMEOUT, 417 EXPECTATION_FAILED (an Expect other than 100-continue), '
+        + '431 HEADERS_TOO_LARGE, 503 SHUTTING_DOWN; requestUri is empty when the request\'s headers were never read whole.',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

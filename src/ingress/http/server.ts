@@ -5,6 +5,8 @@
  * `buildHttpServer(deps)` returns the fastify instance, routes registered, not listening:
  * `smppd start` calls `listen({ host, port })` with `http.listen` and `close()` when it stops;
  * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not.
+ * The server it listens with is the HttpListener's (listener.ts): timeouts, maxConnections, TLS,
+ * and the five-field body for what is refused before a route runs.
  */
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -14,6 +16,7 @@ import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
+import { DEFAULT_LISTENER, HttpListener } from './listener.js';
 import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { registerScheduleRoutes } from './schedules.js';
@@ -25,6 +28,7 @@ export { Authenticator, type HttpClient } from './auth.js';
 export { registerMetricsRoute, type HttpHealth, type HttpMetricsSource } from './health.js';
 export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
 export { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
+export { listenerSettings, type HttpListenerMetrics, type HttpListenerSettings, type HttpTlsSettings } from './listener.js';
 
 export interface RouteEntry {
   method: string;
@@ -40,15 +44,27 @@ export function listRoutes(app: FastifyInstance): readonly RouteEntry[] {
 }
 
 export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const log = deps.log.child({ component: 'http' });
+  const listener = new HttpListener(deps.listener ?? DEFAULT_LISTENER, {
+    clock: deps.clock, log, ...(deps.listenerMetrics ? { metrics: deps.listenerMetrics } : {}),
+  });
   const app = Fastify({
     logger: false,
     bodyLimit: deps.limits.maxBodyBytes,
     // GET only: a HEAD twin of each GET would be one more route to describe and keep true.
     exposeHeadRoutes: false,
-    return503OnClosing: true,
+    serverFactory: listener.serverFactory,
+    clientErrorHandler: listener.clientErrorHandler,
+    // The listener answers 503 from preClose on, with the five-field body.
+    return503OnClosing: false,
     // A request fastify cannot route (a malformed URL) still gets the five-field body.
     frameworkErrors: (error, request, reply) => sendError(reply, request, toApiError(error).error),
   });
+  app.addHook('preClose', (done) => {
+    listener.beginClose();
+    done();
+  });
+
   const routes: RouteEntry[] = [];
   routesOf.set(app, routes);
   app.addHook('onRoute', (route) => {
@@ -74,7 +90,6 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
-  const log = deps.log.child({ component: 'http' });
   app.setErrorHandler(errorHandler(log));
   app.setNotFoundHandler(notFoundHandler);
   // A callback hook, not an async one: no promise per request.

@@ -4,9 +4,8 @@
  * committed while the rest is still on its way, and an over-limit upload without a
  * Content-Length, refused with 413 after its first chunks, whose batch is then aborted.
  */
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BOUNDARY, TOKENS, bearer, httpHarness, type Harness, type HarnessOptions } from '../../support/http.js';
+import { BOUNDARY, TOKENS, bearer, listeningHarness, type Harness, type HarnessOptions } from '../../support/http.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,10 +14,9 @@ afterEach(async () => {
 });
 
 async function listening(o: HarnessOptions = {}): Promise<{ h: Harness; base: string }> {
-  h = await httpHarness(o);
-  await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = h.app.server.address() as AddressInfo;
-  return { h, base: `http://127.0.0.1:${port}` };
+  const listening = await listeningHarness(o);
+  h = listening.h;
+  return listening;
 }
 
 const encoder = new TextEncoder();

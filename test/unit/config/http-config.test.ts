@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatMaskedConfig, parseConfig } from '../../../src/config/load.js';
+import { listenerSettings } from '../../../src/ingress/http/listener.js';
 import { configRefusal } from '../../support/config.js';
 
 const TLS_DIR = join(import.meta.dirname, '../../fixtures/tls');
@@ -21,9 +22,9 @@ const http = (yaml: string) => `${base}http: ${yaml}\n`;
 const problem = (yaml: string) => configRefusal(() => parseConfig(yaml, dir));
 
 describe('http timeouts and maxConnections', () => {
-  it('take their values in seconds', async () => {
+  it('take their values in seconds and become the listener\'s milliseconds', async () => {
     const c = await parseConfig(http('{ headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, bulkRequestTimeoutSeconds: 900, keepAliveTimeoutSeconds: 65, maxConnections: 200 }'), dir);
-    expect(c.http).toMatchObject({ headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, bulkRequestTimeoutSeconds: 900, keepAliveTimeoutSeconds: 65, maxConnections: 200 });
+    expect(listenerSettings(c.http)).toEqual({ headersTimeoutMs: 2500, requestTimeoutMs: 20_000, bulkRequestTimeoutMs: 900_000, keepAliveTimeoutMs: 65_000, maxConnections: 200 });
   });
 
   it.each([
@@ -44,6 +45,7 @@ describe('http.tls', () => {
     expect(c.http.tls).toEqual({
       cert: readFileSync(join(TLS_DIR, 'server.crt')), key: readFileSync(join(TLS_DIR, 'server.key')), ca: readFileSync(join(TLS_DIR, 'ca.crt')), requestClientCert: true,
     });
+    expect(listenerSettings(c.http).tls).toBe(c.http.tls);
     const printed = formatMaskedConfig(c);
     expect(printed).toMatch(/key: <\d+ bytes>/);
     expect(printed).not.toContain('PRIVATE KEY');

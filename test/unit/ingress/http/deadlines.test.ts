@@ -1,0 +1,90 @@
+/**
+ * RequestDeadlines on a ManualClock: a request whose body is incomplete at its deadline is
+ * reported once, not before; a whole one, or one whose connection went, never is; the sweep
+ * runs only while something is watched (an idle server holds no timer).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../src/core/clock.js';
+import { RequestDeadlines, SWEEP_MS, type DeadlineLimit } from '../../../../src/ingress/http/deadlines.js';
+
+const SHORT: DeadlineLimit = { ms: 30_000, message: 'short' };
+const LONG: DeadlineLimit = { ms: 600_000, message: 'long' };
+
+/** The two fields of a request the sweep reads. */
+function request(): IncomingMessage & { complete: boolean; destroyed: boolean } {
+  return { complete: false, destroyed: false } as IncomingMessage & { complete: boolean; destroyed: boolean };
+}
+const response = {} as ServerResponse;
+
+function setup() {
+  const clock = new ManualClock();
+  const expired: Array<{ req: IncomingMessage; limit: string; at: number }> = [];
+  const deadlines = new RequestDeadlines(clock, (req, _res, limit) => expired.push({ req, limit: limit.message, at: clock.now() }));
+  return { clock, expired, deadlines };
+}
+
+describe('RequestDeadlines', () => {
+  it('reports an incomplete request at its deadline, at most two sweeps late, and only once', () => {
+    const { clock, expired, deadlines } = setup();
+    const req = request();
+    deadlines.watch(req, response, SHORT);
+    clock.advance(SHORT.ms - 1);
+    expect(expired).toEqual([]);
+    clock.advance(2 * SWEEP_MS + 1);
+    expect(expired).toEqual([{ req, limit: 'short', at: expect.any(Number) }]);
+    expect(expired[0]!.at).toBeGreaterThanOrEqual(SHORT.ms);
+    expect(expired[0]!.at).toBeLessThanOrEqual(SHORT.ms + 2 * SWEEP_MS);
+    clock.advance(10 * SWEEP_MS);
+    expect(expired).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('gives each request its own limit', () => {
+    const { clock, expired, deadlines } = setup();
+    const short = request();
+    const long = request();
+    deadlines.watch(long, response, LONG);
+    clock.advance(5_000);
+    deadlines.watch(short, response, SHORT);
+    clock.advance(SHORT.ms + 2 * SWEEP_MS);
+    expect(expired.map((e) => e.req)).toEqual([short]);
+    clock.advance(LONG.ms);
+    expect(expired.map((e) => e.req)).toEqual([short, long]);
+  });
+
+  it('forgets a request once its body is whole or its connection is gone; an idle server has no timer', () => {
+    const { clock, expired, deadlines } = setup();
+    const whole = request();
+    const gone = request();
+    deadlines.watch(whole, response, SHORT);
+    deadlines.watch(gone, response, SHORT);
+    expect(deadlines.watching).toBe(2);
+    expect(clock.pendingTimers).toBe(1);
+    clock.advance(SWEEP_MS);
+    expect(deadlines.watching).toBe(2);
+    whole.complete = true;
+    gone.destroyed = true;
+    clock.advance(SWEEP_MS);
+    expect(deadlines.watching).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(SHORT.ms);
+    expect(expired).toEqual([]);
+  });
+
+  it('one timer for any number of requests', () => {
+    const { clock, deadlines } = setup();
+    for (let i = 0; i < 10_000; i++) deadlines.watch(request(), response, SHORT);
+    expect(clock.pendingTimers).toBe(1);
+  });
+
+  it('after stop, watches nothing and sweeps no more', () => {
+    const { clock, expired, deadlines } = setup();
+    deadlines.watch(request(), response, SHORT);
+    deadlines.stop();
+    deadlines.watch(request(), response, SHORT);
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(SHORT.ms * 2);
+    expect(expired).toEqual([]);
+  });
+});
