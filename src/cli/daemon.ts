@@ -31,6 +31,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
 import { version } from './commands.js';
 import { upstreamSettings } from './engine-settings.js';
+import { warnIfOpenFilesShort } from './open-files.js';
 
 /** How often incomplete MO messages are checked for having waited too long. */
 const MO_FLUSH_MS = 60_000;
@@ -171,6 +172,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });
+  warnIfOpenFilesShort(config, log);
 
   // store.retentionDays 0 keeps everything.
   const retention = config.store.retentionDays > 0
