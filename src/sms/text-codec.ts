@@ -2,8 +2,8 @@
  * Text out of short_message bytes by data_coding (SMPP v3.4 §5.2.19, with the GSM 03.38
  * coding groups of TS 23.038 §4 above 0xBF). The bytes are the user data without its UDH.
  */
-import { decodeGsm7, type Gsm7Tables } from './gsm7.js';
-import { decodeUcs2 } from './ucs2.js';
+import { decodeGsm7, GSM7_ESCAPE, type Gsm7Tables } from './gsm7.js';
+import { decodeUcs2, UCS2_UNIT_OCTETS } from './ucs2.js';
 import type { NationalShift } from './udh.js';
 
 /**
@@ -59,6 +59,25 @@ export function charsetOf(dataCoding: number, defaultAlphabet: DefaultAlphabet):
 }
 
 /**
+ * What made user data undecodable as its data_coding says (the text is then a best effort):
+ * - UDH_INVALID: esm_class announces a UDH (UDHI) but its length octets run past the data
+ *   (TS 23.040 §9.2.3.24); the whole user data was read as text;
+ * - UCS2_ODD_LENGTH: UCS-2 in an odd number of octets; the last one became U+FFFD;
+ * - UCS2_UNPAIRED_SURROGATE: UCS-2 with half a surrogate pair (UTF-16, RFC 2781 §2.2);
+ * - INVALID_BYTES: an octet its alphabet does not have (above 0x7F in GSM 7-bit unpacked or
+ *   IA5, an ESC with nothing after it, an unassigned ISO-8859-8 position): U+FFFD, or for IA5
+ *   the Latin-1 character.
+ */
+export const DECODE_PROBLEMS = ['UDH_INVALID', 'UCS2_ODD_LENGTH', 'UCS2_UNPAIRED_SURROGATE', 'INVALID_BYTES'] as const;
+export type DecodeProblem = (typeof DECODE_PROBLEMS)[number];
+
+/** Text and what was wrong with the bytes; `problems` is empty when they decoded cleanly. */
+export interface DecodedUserData {
+  readonly text: string;
+  readonly problems: readonly DecodeProblem[];
+}
+
+/**
  * Decodes the user data (UDH already stripped) of one part.
  *
  * - gsm7: unpacked septets, with the national shift tables from the part's UDH if any;
@@ -71,21 +90,59 @@ export function decodeShortMessage(
   defaultAlphabet: DefaultAlphabet,
   nationalShift?: NationalShift,
 ): string {
+  return decodeUserData(bytes, dataCoding, defaultAlphabet, nationalShift).text;
+}
+
+/** `decodeShortMessage`, and what in the bytes its data_coding does not allow (`DecodeProblem`). */
+export function decodeUserData(
+  bytes: Uint8Array,
+  dataCoding: number,
+  defaultAlphabet: DefaultAlphabet,
+  nationalShift?: NationalShift,
+): DecodedUserData {
   const charset = charsetOf(dataCoding, defaultAlphabet);
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   switch (charset) {
     case 'gsm7':
-      return decodeGsm7(bytes, tablesOf(nationalShift));
+      return { text: decodeGsm7(bytes, tablesOf(nationalShift)), problems: gsm7Valid(bytes) ? [] : ['INVALID_BYTES'] };
     case 'ascii':
+      return { text: view.toString('latin1'), problems: view.every((b) => b <= 0x7f) ? [] : ['INVALID_BYTES'] };
     case 'latin1':
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-    case 'ucs2':
-      return decodeUcs2(bytes);
+      return { text: view.toString('latin1'), problems: [] };
+    case 'ucs2': {
+      const text = decodeUcs2(bytes);
+      const problems: DecodeProblem[] = [];
+      if (bytes.length % UCS2_UNIT_OCTETS !== 0) problems.push('UCS2_ODD_LENGTH');
+      if (UNPAIRED_SURROGATE.test(text)) problems.push('UCS2_UNPAIRED_SURROGATE');
+      return { text, problems };
+    }
     case 'cyrillic':
-      return new TextDecoder('iso-8859-5').decode(bytes);
+      return decodeIso8859(bytes, 'iso-8859-5');
     case 'hebrew':
-      return new TextDecoder('iso-8859-8').decode(bytes);
+      return decodeIso8859(bytes, 'iso-8859-8');
     case 'binary':
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+      return { text: view.toString('hex'), problems: [] };
+  }
+}
+
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Unpacked septets fit in 7 bits, and an escape (TS 23.038 §6.2.1.1) has a septet after it. */
+function gsm7Valid(septets: Uint8Array): boolean {
+  for (let i = 0; i < septets.length; i++) {
+    const code = septets[i] ?? 0;
+    if (code > 0x7f) return false;
+    if (code === GSM7_ESCAPE && ++i >= septets.length) return false;
+    if ((septets[i] ?? 0) > 0x7f) return false;
+  }
+  return true;
+}
+
+function decodeIso8859(bytes: Uint8Array, label: 'iso-8859-5' | 'iso-8859-8'): DecodedUserData {
+  try {
+    return { text: new TextDecoder(label, { fatal: true }).decode(bytes), problems: [] };
+  } catch {
+    return { text: new TextDecoder(label).decode(bytes), problems: ['INVALID_BYTES'] };
   }
 }
 

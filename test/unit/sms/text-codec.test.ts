@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { charsetOf, decodeShortMessage } from '../../../src/sms/text-codec.js';
+import { charsetOf, decodeShortMessage, decodeUserData } from '../../../src/sms/text-codec.js';
 import { decodeUcs2, encodeUcs2 } from '../../../src/sms/ucs2.js';
 
 const bytes = (h: string): Buffer => Buffer.from(h, 'hex');
@@ -91,5 +91,27 @@ describe('decodeShortMessage by data_coding (SMPP v3.4 §5.2.19)', () => {
     const whole = bytes('ff4869ff');
     expect(decodeShortMessage(whole.subarray(1, 3), 3, 'gsm7')).toBe('Hi');
     expect(decodeShortMessage(new Uint8Array(whole.buffer, whole.byteOffset + 1, 2), 2, 'gsm7')).toBe('4869');
+  });
+});
+
+describe('decodeUserData: what the bytes break of their data_coding', () => {
+  it.each<[string, string, number, string, string[]]>([
+    ['clean GSM 7-bit, an escape and all', '48691b65', 0, 'Hi€', []],
+    ['GSM 7-bit with an octet above 0x7F', '48e969', 0, 'H\ufffdi', ['INVALID_BYTES']],
+    ['GSM 7-bit with an octet above 0x7F after an escape', '481bff', 0, 'H\ufffd', ['INVALID_BYTES']],
+    ['GSM 7-bit ending in an escape', '48691b', 0, 'Hi', ['INVALID_BYTES']],
+    ['IA5 above 0x7F (read as Latin-1)', '48e9', 1, 'Hé', ['INVALID_BYTES']],
+    ['Latin-1: every octet is a character', 'ff80', 3, 'ÿ\u0080', []],
+    ['UCS-2 of odd length', '004100', 8, 'A\ufffd', ['UCS2_ODD_LENGTH']],
+    ['UCS-2 with an unpaired high surrogate', 'd83d0041', 8, '\ud83dA', ['UCS2_UNPAIRED_SURROGATE']],
+    ['UCS-2 with an unpaired low surrogate', '0041de00', 8, 'A\ude00', ['UCS2_UNPAIRED_SURROGATE']],
+    ['UCS-2 with a pair', 'd83dde00', 8, '😀', []],
+    ['UCS-2 odd and unpaired', 'd83d00', 8, '\ud83d\ufffd', ['UCS2_ODD_LENGTH', 'UCS2_UNPAIRED_SURROGATE']],
+    ['ISO-8859-8 with an unassigned octet', 'e0a1', 7, 'א\ufffd', ['INVALID_BYTES']],
+    ['ISO-8859-5', 'b6f0', 6, 'Ж№', []],
+    ['binary', '00ff1b', 4, '00ff1b', []],
+  ])('%s', (_name, hex, dataCoding, text, problems) => {
+    expect(decodeUserData(bytes(hex), dataCoding, 'gsm7')).toEqual({ text, problems });
+    expect(decodeShortMessage(bytes(hex), dataCoding, 'gsm7')).toBe(text);
   });
 });
