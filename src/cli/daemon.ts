@@ -33,7 +33,7 @@ import { version } from './commands.js';
 import { upstreamSettings } from './engine-settings.js';
 import { warnIfOpenFilesShort } from './open-files.js';
 
-/** How often incomplete MO messages are checked for having waited too long. */
+/** How often the store is asked for incomplete MO messages that waited too long (`Deliveries.flushStaleInbound`). */
 const MO_FLUSH_MS = 60_000;
 
 export interface RunningDaemon {
@@ -204,14 +204,20 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     log.info({ event: 'metrics_listening', ...metricsHttp }, 'metrics listening');
   }
 
+  let stopping: Promise<void> | undefined;
   let moTimer: TimerHandle | undefined;
+  let moFlushing: Promise<void> | undefined;
+  // The next sweep is timed from the end of the one before: a slow store never runs two at once.
   const flushMo = (): void => {
-    void deliveries.flushStaleInbound().catch((e: unknown) => log.error({ event: 'store_error', err: e }, 'storing incomplete MO messages failed'));
-    moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
+    moFlushing = deliveries.flushStaleInbound()
+      .catch((e: unknown) => log.error({ event: 'store_error', err: e }, 'storing incomplete MO messages failed'))
+      .finally(() => {
+        moFlushing = undefined;
+        if (!stopping) moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
+      });
   };
   moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
 
-  let stopping: Promise<void> | undefined;
   return {
     http: { host: config.http.host, port: httpPort },
     ...(simulatorPort !== undefined ? { simulatorPort } : {}),
@@ -234,6 +240,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       stopping ??= (async () => {
         health.markStopping();
         moTimer?.cancel();
+        const moFlushed = moFlushing;
         // No more sweeps; the store call under way (if any) is waited for before the store closes,
         // not here, so a slow one does not keep HTTP taking requests.
         const retentionStopped = retention?.stop();
@@ -248,6 +255,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await events.stop();
         await amqpEvents?.stop();
         await retentionStopped;
+        await moFlushed;
         storeOpen = false;
         await store.close();
         await metricsServer?.close();

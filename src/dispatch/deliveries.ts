@@ -9,7 +9,7 @@ import type { Log } from '../core/log.js';
 import { Status } from '../smpp/command-status.js';
 import type { DataSmPdu, DeliverSmPdu } from '../smpp/pdu.js';
 import type { Store } from '../store/store.js';
-import { MoReassembler } from '../sms/inbound.js';
+import { assembleMo, frameMo } from '../sms/inbound.js';
 import type { DefaultAlphabet } from '../sms/text-codec.js';
 import type { InboundRoute } from './inbound-routing.js';
 import { UpstreamReceipts, type ReceiptSettings } from './receipts.js';
@@ -26,8 +26,14 @@ export interface DeliveryCounters {
 
 const noCounters: DeliveryCounters = { receipt: () => {}, inbound: () => {} };
 
-/** How long an incomplete MO waits for its other parts before it is stored as it is. */
-const MO_MAX_WAIT_MS = 10 * 60_000;
+/**
+ * How long an incomplete MO waits for its other parts, in wall time from its first part and across
+ * restarts; once it has waited longer it is stored as it is, its missing parts listed. Also how
+ * long the parts of a stored message are remembered, so one the SMSC delivers again is no new message.
+ */
+export const MO_MAX_WAIT_MS = 10 * 60_000;
+/** Incomplete messages stored per store call of `flushStaleInbound`. */
+const EXPIRE_BATCH = 500;
 
 export class Deliveries {
   readonly #store: Store;
@@ -35,7 +41,7 @@ export class Deliveries {
   readonly #log: Log;
   readonly #counters: DeliveryCounters;
   readonly #route: (upstream: string, destination: string) => InboundRoute;
-  readonly #upstreams = new Map<string, { receipts: UpstreamReceipts; mo: MoReassembler }>();
+  readonly #upstreams = new Map<string, { receipts: UpstreamReceipts; defaultAlphabet: DefaultAlphabet }>();
 
   constructor(o: {
     store: Store; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters;
@@ -48,7 +54,7 @@ export class Deliveries {
     this.#log = o.log;
     this.#counters = o.counters ?? noCounters;
     for (const u of o.upstreams) {
-      this.#upstreams.set(u.name, { receipts: new UpstreamReceipts(u), mo: new MoReassembler({ defaultAlphabet: u.defaultAlphabet }) });
+      this.#upstreams.set(u.name, { receipts: new UpstreamReceipts(u), defaultAlphabet: u.defaultAlphabet });
     }
   }
 
@@ -58,7 +64,7 @@ export class Deliveries {
     if (!u) return Status.RSYSERR;
     try {
       if (UpstreamReceipts.isReceipt(pdu)) await this.#receipt(upstream, bind, u.receipts, pdu);
-      else await this.#inbound(upstream, u.mo, pdu);
+      else await this.#inbound(upstream, bind, u.defaultAlphabet, pdu);
       return Status.ROK;
     } catch (e) {
       this.#counters.receipt(upstream, 'error');
@@ -67,16 +73,26 @@ export class Deliveries {
     }
   };
 
-  /** Stores MO messages that waited too long for their missing parts. Call now and then. */
+  /**
+   * Stores, as they are, the concatenated MO messages whose first part came more than
+   * `MO_MAX_WAIT_MS` ago (from the store: parts held before a restart count from when they came).
+   * Call now and then.
+   */
   async flushStaleInbound(): Promise<void> {
-    for (const [name, u] of this.#upstreams) {
-      for (const m of u.mo.expire(this.#clock.now(), MO_MAX_WAIT_MS)) {
-        await this.#store.recordInbound({
-          upstream: name, ...this.#route(name, m.destination), source: m.source, destination: m.destination, text: m.text,
-          dataCoding: m.dataCoding, parts: m.parts, receivedAt: this.#clock.wallNow(),
-        });
-        this.#counters.inbound(name);
+    const before = this.#clock.wallNow() - MO_MAX_WAIT_MS;
+    // One line per sweep and upstream, however many: an SMSC sending first parts only cannot flood the log.
+    const incomplete = new Map<string, number>();
+    for (;;) {
+      const stored = await this.#store.expireInboundParts(before, EXPIRE_BATCH);
+      for (const m of stored) {
+        this.#counters.inbound(m.upstream);
+        incomplete.set(m.upstream, (incomplete.get(m.upstream) ?? 0) + 1);
       }
+      if (stored.length < EXPIRE_BATCH) break;
+    }
+    for (const [upstream, messages] of incomplete) {
+      this.#log.warn({ event: 'inbound_incomplete', upstream, messages, waitedMinutes: MO_MAX_WAIT_MS / 60_000 },
+        'MO messages stored without the parts that never came (their inbound events list missingParts)');
     }
   }
 
@@ -100,28 +116,36 @@ export class Deliveries {
     }
   }
 
-  async #inbound(upstream: string, mo: MoReassembler, pdu: DeliverSmPdu | DataSmPdu): Promise<void> {
+  /**
+   * A message of one part is stored at once; a part of a longer one is stored with the parts that
+   * came before it, and the part that completes it stores the message. Either way the SMSC hears
+   * ESME_ROK only after the commit, so a crash loses nothing it was told was taken.
+   */
+  async #inbound(upstream: string, bind: string, defaultAlphabet: DefaultAlphabet, pdu: DeliverSmPdu | DataSmPdu): Promise<void> {
     const tlvs = pdu.tlvs;
     const sar = tlvs?.sarMsgRefNum !== undefined && tlvs.sarTotalSegments !== undefined && tlvs.sarSegmentSeqnum !== undefined
       ? { refNum: tlvs.sarMsgRefNum, total: tlvs.sarTotalSegments, seq: tlvs.sarSegmentSeqnum }
       : undefined;
-    const message = mo.add({
-      source: pdu.sourceAddr,
-      destination: pdu.destinationAddr,
+    const { piece, concat } = frameMo({
       dataCoding: pdu.dataCoding,
       esmClass: pdu.esmClass,
       shortMessage: pdu.command === 'deliver_sm' ? pdu.shortMessage : Buffer.alloc(0),
       ...(tlvs?.messagePayload ? { messagePayload: tlvs.messagePayload } : {}),
       ...(sar ? { sar } : {}),
-      receivedAt: this.#clock.now(),
     });
-    // A part of a longer MO is held in memory and answered at once: the SMSC will not send it
-    // again, so a crash before the last part loses the held parts. The last part is answered
-    // only after the whole message is committed.
-    if (!message) return;
+    const route = this.#route(upstream, pdu.destinationAddr);
+    const receivedAt = this.#clock.wallNow();
+    const addressed = { upstream, ...route, source: pdu.sourceAddr, destination: pdu.destinationAddr, receivedAt };
+    if (concat) {
+      const outcome = await this.#store.recordInboundPart({ ...addressed, ...concat, piece, defaultAlphabet });
+      if (outcome.kind === 'stored') this.#counters.inbound(upstream);
+      return;
+    }
+    const m = assembleMo(1, [piece], defaultAlphabet);
+    // Debug only: the stored message and its event carry the flag; an SMSC must not be able to flood the log.
+    if (m.problems.length > 0) this.#log.debug({ event: 'inbound_malformed', upstream, bind, problems: m.problems }, 'an MO message could not be decoded cleanly');
     await this.#store.recordInbound({
-      upstream, ...this.#route(upstream, message.destination), source: message.source, destination: message.destination, text: message.text,
-      dataCoding: message.dataCoding, parts: message.parts, receivedAt: this.#clock.wallNow(),
+      ...addressed, text: m.text, dataCoding: m.dataCoding, parts: 1, problems: m.problems, ...(m.raw ? { raw: m.raw } : {}),
     });
     this.#counters.inbound(upstream);
   }

@@ -37,9 +37,22 @@ export interface InboundEventPayload {
   inboundId: number;
   source: string;
   destination: string;
+  /** Decoded by data_coding (binary data: lowercase hex); a best effort when `malformed`. */
   text: string;
   /** ISO 8601 UTC. */
   receivedAt: string;
+  /** Parts it arrived in. */
+  parts: number;
+  /** Parts that never came (sequence numbers): it was stored after waiting for them. Empty when whole. */
+  missingParts: number[];
+  /** SMPP data_coding of its (first) part. */
+  dataCoding: number;
+  /** True when its bytes could not be decoded cleanly (`problems` says how): `text` is then a best effort, `userData` the bytes. */
+  malformed: boolean;
+  /** `DecodeProblem` codes, empty unless `malformed`. */
+  problems: string[];
+  /** With `malformed`: the user data as it came (UDHs removed where they could be read), lowercase hex; else null. */
+  userData: string | null;
 }
 
 export function isoTime(ms: number): string {
@@ -48,6 +61,7 @@ export function isoTime(ms: number): string {
 
 /** The event of an inbound message stored under `inboundId`. */
 export function inboundEvent(inboundId: number, inbound: InboundRecord): InboundEventPayload {
+  const problems = [...(inbound.problems ?? [])];
   return {
     type: 'inbound',
     channel: 'sms',
@@ -56,5 +70,11 @@ export function inboundEvent(inboundId: number, inbound: InboundRecord): Inbound
     destination: inbound.destination,
     text: inbound.text,
     receivedAt: isoTime(inbound.receivedAt),
+    parts: inbound.parts,
+    missingParts: [...(inbound.missingParts ?? [])],
+    dataCoding: inbound.dataCoding,
+    malformed: problems.length > 0,
+    problems,
+    userData: problems.length > 0 && inbound.raw ? Buffer.from(inbound.raw).toString('hex') : null,
   };
 }

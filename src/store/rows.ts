@@ -5,7 +5,7 @@
  */
 import type { DeliveryStatus } from '../sms/status.js';
 import type {
-  Batch, BatchState, ClaimedMessage, DeadEvent, MessageView, OutboxEvent, PartState, PartView, Schedule, ScheduleState, StoredPartBody,
+  Batch, BatchState, ClaimedMessage, DeadEvent, InboundRecord, MessageView, OutboxEvent, PartState, PartView, Schedule, ScheduleState, StoredPartBody,
 } from './store.js';
 
 export interface BatchRow {
@@ -267,3 +267,25 @@ export type ResendMessageRow = Pick<MessageRow, 'seq' | 'id' | 'client' | 'upstr
 
 /** A part of it: the one that last reached the message's status is named in the event. */
 export type ResendPartRow = Pick<PartRow, 'part' | 'status' | 'smsc_id' | 'updated_at'>;
+
+/** The columns of an inbound row, as both stores write them (a whole, cleanly decoded message leaves the last three null). */
+export function inboundRow(inbound: InboundRecord): {
+  upstream: string; client: string | null; source: string; destination: string; text: string; data_coding: number; parts: number;
+  received_at: number; missing_parts: string | null; problems: string | null; raw: Buffer | null;
+} {
+  const missing = inbound.missingParts ?? [];
+  const problems = inbound.problems ?? [];
+  return {
+    upstream: inbound.upstream,
+    client: inbound.client,
+    source: inbound.source,
+    destination: inbound.destination,
+    text: inbound.text,
+    data_coding: inbound.dataCoding,
+    parts: inbound.parts,
+    received_at: inbound.receivedAt,
+    missing_parts: missing.length > 0 ? JSON.stringify(missing) : null,
+    problems: problems.length > 0 ? problems.join(',') : null,
+    raw: problems.length > 0 && inbound.raw ? Buffer.from(inbound.raw) : null,
+  };
+}

@@ -3,31 +3,27 @@
  * child process (`smppd start` from the sources) against the simulator in this process; it is
  * killed with SIGKILL under load, started again on the same store, and every message it had
  * answered 200 for must reach the SMSC, at least once. Messages sent twice are those that were
- * in flight at the kill: at most what the dispatcher hands the pool at once.
+ * in flight at the kill: at most what the dispatcher hands the pool at once. Likewise for what
+ * the SMSC sends: the parts of a long MO message that were answered survive the kill.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
+import { daemonFolder, startDaemonChild, type Cleanups } from '../support/daemon-child.js';
 import { until } from '../support/engine.js';
-import { JsonLinesProcess } from '../support/json-lines-process.js';
+import type { JsonLinesProcess } from '../support/json-lines-process.js';
 
 const TOKEN = 'crash-test-token-0123456789';
 const BINDS = 2;
 const WINDOW = 50;
-const cleanups: Array<() => Promise<void> | void> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function startDaemon(configPath: string): JsonLinesProcess {
-  const child = new JsonLinesProcess(process.execPath, ['--import', './test/support/ts-register.mjs', 'src/main.ts', 'start', '--config', configPath]);
-  cleanups.push(() => child.kill());
-  return child;
-}
+const startDaemon = (configPath: string): JsonLinesProcess => startDaemonChild(cleanups, configPath);
 
 async function httpPort(child: JsonLinesProcess): Promise<number> {
   const [line] = await child.next('http_listening', 1, 60_000);
@@ -43,18 +39,10 @@ describe('kill -9 under load', () => {
     }, clock, silentLog);
     const { port: smscPort } = await sim.start();
     cleanups.push(() => sim.stop());
-    const dir = mkdtempSync(join(tmpdir(), 'smppd-crash-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const configPath = join(dir, 'smppd.yaml');
-    writeFileSync(configPath, [
-      'log: { level: info }',
-      'http: { listen: "127.0.0.1:0" }',
-      `clients: [{ name: app, token: ${TOKEN} }]`,
-      'store: { path: smppd.db }',
-      'upstreams:',
-      `  - { name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: crash, password: crashpw, binds: ${BINDS}, window: ${WINDOW}, ratePerBind: 50, onUncertain: resend }`,
-      '',
-    ].join('\n'));
+    const { configPath } = daemonFolder(cleanups, {
+      prefix: 'smppd-crash-', token: TOKEN,
+      upstream: `{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: crash, password: crashpw, binds: ${BINDS}, window: ${WINDOW}, ratePerBind: 50, onUncertain: resend }`,
+    });
 
     let daemon = startDaemon(configPath);
     let port = await httpPort(daemon);
@@ -106,4 +94,46 @@ describe('kill -9 under load', () => {
     // requests cut by the kill may have been committed without their answer arriving.
     expect(counts.size).toBeGreaterThanOrEqual(answered.size);
   }, 180_000);
+});
+
+describe('kill -9 between the parts of a long MO message', () => {
+  it('the parts answered before the kill and the last one after the restart make the whole message', async () => {
+    const sim = new SmscSimulator({
+      host: '127.0.0.1', port: 0, accounts: [{ systemId: 'crash', password: 'crashpw' }], behaviour: { receipts: { enabled: false } },
+    }, new SystemClock(), silentLog);
+    const { port: smscPort } = await sim.start();
+    cleanups.push(() => sim.stop());
+    const { configPath, storePath } = daemonFolder(cleanups, {
+      prefix: 'smppd-crash-mo-', token: TOKEN, upstream: `{ name: sim, host: 127.0.0.1, port: ${smscPort}, systemId: crash, password: crashpw, binds: 1 }`,
+    });
+    // Three parts under one UDH reference, GSM 7-bit unpacked (TS 23.040 §9.2.3.24.1).
+    const texts = ['a'.repeat(153), 'b'.repeat(153), 'the end'];
+    const part = (seq: number) => ({
+      source: '447700900123', destination: '12345', dataCoding: 0, esmClass: 0x40,
+      shortMessage: Buffer.concat([Buffer.from([5, 0, 3, 0x2a, 3, seq]), Buffer.from(texts[seq - 1]!, 'latin1')]),
+    });
+    const answeredOk = () => sim.counters().totals.deliverSmResponses.ESME_ROK ?? 0;
+
+    let daemon = startDaemon(configPath);
+    await httpPort(daemon);
+    await until(() => sim.counters().bindsActive === 1, 30_000, 'the bind');
+    expect(sim.sendMo(part(1))).toBeDefined();
+    expect(sim.sendMo(part(2))).toBeDefined();
+    await until(() => answeredOk() === 2, 30_000, 'both parts answered ESME_ROK');
+    daemon.kill();
+    await daemon.exited();
+
+    daemon = startDaemon(configPath);
+    await httpPort(daemon);
+    await until(() => sim.counters().bindsActive === 1, 30_000, 'the bind again');
+    expect(sim.sendMo(part(3))).toBeDefined();
+    await until(() => answeredOk() === 3, 30_000, 'the last part answered ESME_ROK');
+
+    const db = new Database(storePath, { readonly: true, fileMustExist: true });
+    cleanups.push(() => { db.close(); });
+    expect(db.prepare('SELECT source, destination, text, parts, missing_parts FROM inbound').all()).toEqual([
+      { source: '447700900123', destination: '12345', text: texts.join(''), parts: 3, missing_parts: null },
+    ]);
+    expect(db.prepare('SELECT count(*) AS n FROM inbound_parts').get()).toEqual({ n: 0 });
+  }, 120_000);
 });

@@ -17,8 +17,9 @@ export class JsonLinesProcess {
   #exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #exited = false;
 
-  constructor(command: string, args: string[]) {
-    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  /** `env`: the child's environment (default: this process's). */
+  constructor(command: string, args: string[], env?: NodeJS.ProcessEnv) {
+    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(env ? { env } : {}) });
     this.child.stdout.setEncoding('utf8');
     this.child.stderr.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => this.#onStdout(chunk));

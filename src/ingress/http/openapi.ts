@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../../sms/status.js';
+import { DECODE_PROBLEMS } from '../../sms/text-codec.js';
 import { API_ERRORS } from './errors.js';
 import { NUMBER_PROBLEMS } from './numbers.js';
 import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from './validation.js';
@@ -117,8 +118,24 @@ const schemas: Json = {
       inboundId: { ...int, description: 'smppd\'s id of the stored message: deduplicate by it.' },
       source: { ...str, description: 'The sender\'s number.' },
       destination: { ...str, description: 'Your number or short code it was sent to.' },
-      text: str,
-      receivedAt: { ...str, format: 'date-time' },
+      text: { ...str, description: 'Decoded by dataCoding (binary data: lowercase hex). A best effort when malformed.' },
+      receivedAt: { ...str, format: 'date-time', description: 'When its last part came (UTC).' },
+      parts: { ...int, description: 'Parts it arrived in.' },
+      missingParts: {
+        type: 'array', items: int,
+        description: 'Sequence numbers of parts that never came: it was stored after waiting 10 minutes for them. Empty when whole.',
+      },
+      dataCoding: { ...int, description: 'SMPP data_coding of its (first) part.' },
+      malformed: { type: 'boolean', description: 'True when its bytes could not be decoded cleanly: problems says how, userData has the bytes.' },
+      problems: {
+        type: 'array', items: { type: 'string', enum: [...DECODE_PROBLEMS] },
+        description: 'UDH_INVALID: the UDH its esm_class announced runs past the data (the whole user data was read as text); '
+          + 'UCS2_ODD_LENGTH; UCS2_UNPAIRED_SURROGATE; INVALID_BYTES: an octet its alphabet does not have. Empty unless malformed. New values may appear.',
+      },
+      userData: {
+        ...nullable('string'),
+        description: 'With malformed: the user data as it came (UDHs removed where they could be read), parts in order, lowercase hex; else null.',
+      },
     }),
     description: 'An inbound (MO) message, reassembled when it came in parts.',
   },

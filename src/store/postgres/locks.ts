@@ -7,6 +7,8 @@
  *   one instance while the submit lands on another is matched exactly once;
  * - a batch's gate: its state changes, its schedule's, and the messages appended to it, so no
  *   message joins a batch between its abort and the failing of its queued parts;
+ * - a concatenated MO message: each of its parts, and the sweep that stores it incomplete, so the
+ *   part that completes it sees every other part, whichever instance's bind each came in on;
  * - an instance: held by the running smppd with that `instanceId` for as long as it is connected;
  *   a part inflight under a claim whose instance holds no lock was left by a process that is gone.
  *
@@ -21,10 +23,13 @@ export interface LockSpaces {
   receipt: string;
   batch: string;
   instance: string;
+  inbound: string;
 }
 
 export function lockSpaces(schema: string): LockSpaces {
-  return { receipt: `smppd.receipt:${schema}`, batch: `smppd.batch:${schema}`, instance: `smppd.instance:${schema}` };
+  return {
+    receipt: `smppd.receipt:${schema}`, batch: `smppd.batch:${schema}`, instance: `smppd.instance:${schema}`, inbound: `smppd.inbound:${schema}`,
+  };
 }
 
 /**

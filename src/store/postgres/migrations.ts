@@ -246,6 +246,49 @@ ALTER TABLE receipts DROP CONSTRAINT IF EXISTS receipts_message_id_fkey;
     // 40 % more pages than at 70.
     sql: `ALTER TABLE messages SET (fillfactor = 50);`,
   },
+  {
+    version: 5,
+    name: 'inbound parts',
+    // As the SQLite store's version 5: the parts of a concatenated MO wait in inbound_parts,
+    // committed before their deliver_sm_resp, and inbound_assembled keeps a digest per part of each
+    // message lately stored (`../rules/inbound-parts.ts`). Parts of one message that arrive at
+    // several instances are serialised by an advisory lock per message (`inbound-parts.ts`).
+    sql: `
+CREATE TABLE inbound_parts (
+  upstream         TEXT     NOT NULL,
+  source           TEXT     NOT NULL,
+  destination      TEXT     NOT NULL,
+  ref              INTEGER  NOT NULL,
+  total            INTEGER  NOT NULL,
+  seq              INTEGER  NOT NULL,
+  data_coding      INTEGER  NOT NULL,
+  body             BYTEA    NOT NULL,
+  locking_shift    INTEGER,
+  single_shift     INTEGER,
+  udh_invalid      SMALLINT NOT NULL,
+  default_alphabet TEXT     NOT NULL,
+  client           TEXT,
+  events           SMALLINT NOT NULL,
+  received_at      BIGINT   NOT NULL,
+  PRIMARY KEY (upstream, source, destination, ref, total, seq)
+);
+CREATE INDEX inbound_parts_received ON inbound_parts (received_at);
+CREATE TABLE inbound_assembled (
+  upstream     TEXT    NOT NULL,
+  source       TEXT    NOT NULL,
+  destination  TEXT    NOT NULL,
+  ref          INTEGER NOT NULL,
+  total        INTEGER NOT NULL,
+  digests      BYTEA   NOT NULL,
+  assembled_at BIGINT  NOT NULL,
+  PRIMARY KEY (upstream, source, destination, ref, total)
+);
+CREATE INDEX inbound_assembled_at ON inbound_assembled (assembled_at);
+ALTER TABLE inbound ADD COLUMN missing_parts TEXT;
+ALTER TABLE inbound ADD COLUMN problems TEXT;
+ALTER TABLE inbound ADD COLUMN raw BYTEA;
+`,
+  },
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -7,6 +7,7 @@
  * does (`event-delivery.ts`): two instances never both decide that an event is the head.
  */
 import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
+import { inboundRow } from '../rows.js';
 import type { InboundRecord } from '../store.js';
 import type { Tx } from './db.js';
 
@@ -34,14 +35,17 @@ export function writeNewMessageEvents(
   ]);
 }
 
-/** Stores an inbound message, and its event when it is routed to a client. */
-export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<void> {
+/** Stores an inbound message, and its event when it is routed to a client; returns its id. */
+export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<number> {
+  const r = inboundRow(inbound);
   const stored = await tx.row<{ id: number }>(
-    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt],
+    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at, missing_parts, problems, raw)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+    [r.upstream, r.client, r.source, r.destination, r.text, r.data_coding, r.parts, r.received_at, r.missing_parts, r.problems, r.raw],
   );
-  if (inbound.client === null || !inbound.events || !stored) return;
+  if (!stored) throw new Error('INSERT INTO inbound returned no id');
+  if (inbound.client === null || !inbound.events) return stored.id;
   const payload = inboundEvent(stored.id, inbound);
-  await tx.run(INSERT_INBOUND_SQL, [stored.id, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
+  tx.send(INSERT_INBOUND_SQL, [stored.id, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
+  return stored.id;
 }

@@ -8,6 +8,7 @@
  *   `accept.ts` for a send the dispatcher takes straight from its accept (`claimsOnAccept`);
  * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`);
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
+ * - the parts of one MO message on different instances: `inbound-parts.ts` (an advisory lock per message);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
  * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances).
  *
@@ -22,7 +23,8 @@ import pg from 'pg';
 import { SystemClock, type Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  InboundPartRecord, InboundRecord, MessageView,
   OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
@@ -33,6 +35,7 @@ import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, 
 import {
   claimEvents, listDeadEvents, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
+import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
@@ -205,8 +208,18 @@ export class PostgresStore implements Store {
     return (await this.#write(this.#statusWrites, { kind: 'receipt', receipt }))!;
   }
 
-  recordInbound(inbound: InboundRecord): Promise<void> {
-    return this.#tx((tx) => recordInbound(tx, inbound));
+  async recordInbound(inbound: InboundRecord): Promise<void> {
+    await this.#tx((tx) => recordInbound(tx, inbound));
+  }
+
+  /** Parts of one message may come in on several instances' binds: serialised per message (`inbound-parts.ts`). */
+  recordInboundPart(part: InboundPartRecord): Promise<InboundPartOutcome> {
+    return this.#tx((tx) => recordInboundPart(tx, this.#ctx.spaces, part));
+  }
+
+  /** Several instances may sweep at once: each message is stored by the one that locks it first. */
+  expireInboundParts(before: number, limit: number): Promise<ExpiredInbound[]> {
+    return this.#tx((tx) => expireInboundParts(tx, this.#ctx.spaces, before, limit));
   }
 
   /** This instance's inflight parts (a restart), and those of instances that are gone. */

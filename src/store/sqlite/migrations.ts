@@ -229,6 +229,49 @@ UPDATE outbox SET inbound_id = json_extract(payload, '$.inboundId') WHERE kind =
 CREATE INDEX outbox_inbound ON outbox (inbound_id) WHERE inbound_id IS NOT NULL;
 `,
   },
+  {
+    version: 5,
+    name: 'inbound parts',
+    // The parts of a concatenated MO wait here, committed before their deliver_sm_resp, instead of
+    // in memory (a crash lost them); inbound_assembled keeps a digest per part of each message
+    // lately stored, to know a part the SMSC delivers again (`../rules/inbound-parts.ts`). An
+    // inbound message keeps its missing parts, and what could not be decoded with its raw bytes.
+    sql: `
+CREATE TABLE inbound_parts (
+  upstream         TEXT    NOT NULL,
+  source           TEXT    NOT NULL,
+  destination      TEXT    NOT NULL,
+  ref              INTEGER NOT NULL,
+  total            INTEGER NOT NULL,
+  seq              INTEGER NOT NULL,
+  data_coding      INTEGER NOT NULL,
+  body             BLOB    NOT NULL,
+  locking_shift    INTEGER,
+  single_shift     INTEGER,
+  udh_invalid      INTEGER NOT NULL,
+  default_alphabet TEXT    NOT NULL,
+  client           TEXT,
+  events           INTEGER NOT NULL,
+  received_at      INTEGER NOT NULL,
+  PRIMARY KEY (upstream, source, destination, ref, total, seq)
+) WITHOUT ROWID;
+CREATE INDEX inbound_parts_received ON inbound_parts (received_at);
+CREATE TABLE inbound_assembled (
+  upstream     TEXT    NOT NULL,
+  source       TEXT    NOT NULL,
+  destination  TEXT    NOT NULL,
+  ref          INTEGER NOT NULL,
+  total        INTEGER NOT NULL,
+  digests      BLOB    NOT NULL,
+  assembled_at INTEGER NOT NULL,
+  PRIMARY KEY (upstream, source, destination, ref, total)
+) WITHOUT ROWID;
+CREATE INDEX inbound_assembled_at ON inbound_assembled (assembled_at);
+ALTER TABLE inbound ADD COLUMN missing_parts TEXT;
+ALTER TABLE inbound ADD COLUMN problems TEXT;
+ALTER TABLE inbound ADD COLUMN raw BLOB;
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

@@ -4,6 +4,7 @@
  * a change that rolled back. Payloads: `../event-payloads.ts`.
  */
 import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
+import { inboundRow } from '../rows.js';
 import type { InboundRecord } from '../store.js';
 import type { Sql } from './sql.js';
 
@@ -31,14 +32,18 @@ export function writeStatusEvent(
   sql.run(INSERT, 'status', payload.messageId, route.client, route.upstream, JSON.stringify(payload), now, now, now, state);
 }
 
-/** Stores an inbound message, and its event when it is routed to a client. */
-export function recordInbound(sql: Sql, inbound: InboundRecord): void {
+/** Stores an inbound message, and its event when it is routed to a client; returns its id. */
+export function recordInbound(sql: Sql, inbound: InboundRecord): number {
+  const row = inboundRow(inbound);
   const stored = sql.run(
-    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    inbound.upstream, inbound.client, inbound.source, inbound.destination, inbound.text, inbound.dataCoding, inbound.parts, inbound.receivedAt,
+    `INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at, missing_parts, problems, raw)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    row.upstream, row.client, row.source, row.destination, row.text, row.data_coding, row.parts, row.received_at,
+    row.missing_parts, row.problems, row.raw,
   );
-  if (inbound.client === null || !inbound.events) return;
   const id = Number(stored.lastInsertRowid);
+  if (inbound.client === null || !inbound.events) return id;
   const at = inbound.receivedAt;
   sql.run(INSERT_INBOUND, id, inbound.client, inbound.upstream, JSON.stringify(inboundEvent(id, inbound)), at, at, at);
+  return id;
 }

@@ -10,7 +10,8 @@ import type { Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { asStoreError } from '../store-error.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  InboundPartRecord, InboundRecord, MessageView,
   OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
@@ -21,6 +22,7 @@ import {
   claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
 import { GroupCommit, type GroupCommitStats } from './group-commit.js';
+import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, messageTimes, queueDepth, type MessageTimes } from './reads.js';
@@ -130,7 +132,15 @@ export class SqliteStore implements Store {
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {
-    return this.#writes.run(() => recordInbound(this.#sql, inbound));
+    return this.#writes.run(() => { recordInbound(this.#sql, inbound); });
+  }
+
+  recordInboundPart(part: InboundPartRecord): Promise<InboundPartOutcome> {
+    return this.#writes.run(() => recordInboundPart(this.#sql, part));
+  }
+
+  expireInboundParts(before: number, limit: number): Promise<ExpiredInbound[]> {
+    return this.#writes.run(() => expireInboundParts(this.#sql, before, limit));
   }
 
   recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number> {

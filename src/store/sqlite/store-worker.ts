@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SystemClock } from '../../core/clock.js';
 import type { AcceptRequest, Store } from '../store.js';
 import { SqliteStore } from './sqlite-store.js';
-import { reviveAccept, toWireError, type FromWorker, type StoreCall, type StoreReply, type ToWorker, type WorkerStoreOptions } from './worker-protocol.js';
+import { reviveAccept, reviveInboundArgs, toWireError, type FromWorker, type StoreCall, type StoreReply, type ToWorker, type WorkerStoreOptions } from './worker-protocol.js';
 
 if (!parentPort) throw new Error('store-worker runs as a worker thread');
 const port = parentPort;
@@ -33,7 +33,7 @@ function reply(r: StoreReply): void {
 function run(store: Store, call: StoreCall): void {
   let pending: Promise<unknown>;
   try {
-    const args = call.method === 'accept' ? [reviveAccept(call.args[0] as AcceptRequest)] : call.args;
+    const args = call.method === 'accept' ? [reviveAccept(call.args[0] as AcceptRequest)] : reviveInboundArgs(call.method, call.args);
     pending = (store[call.method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
   } catch (e) {
     pending = Promise.reject(e);

@@ -5,7 +5,7 @@
  * side that receives a message body gives it back its Buffer view (no copy).
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { AcceptRequest, ClaimedMessage, Store, StoredPartBody } from '../store.js';
+import type { AcceptRequest, ClaimedMessage, InboundPartRecord, InboundRecord, Store, StoredPartBody } from '../store.js';
 import type { SqliteStoreOptions } from './sqlite-store.js';
 
 export type StoreMethod = Exclude<keyof Store, 'close'>;
@@ -60,6 +60,18 @@ function reviveBody(part: StoredPartBody): void {
 export function reviveAccept(request: AcceptRequest): AcceptRequest {
   for (const message of request.messages) message.parts.forEach(reviveBody);
   return request;
+}
+
+/** The bytes of an inbound message or part become the Buffers their types say they are. */
+export function reviveInboundArgs(method: StoreMethod, args: unknown[]): unknown[] {
+  if (method === 'recordInbound') {
+    const inbound = args[0] as InboundRecord;
+    if (inbound.raw) inbound.raw = asBuffer(inbound.raw);
+  } else if (method === 'recordInboundPart') {
+    const part = args[0] as InboundPartRecord;
+    part.piece = { ...part.piece, body: asBuffer(part.piece.body) };
+  }
+  return args;
 }
 
 /** The claimed parts' bodies become Buffers again (the pool writes them into PDUs). */

@@ -9,7 +9,8 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, InboundRecord, MessageView,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  InboundPartRecord, InboundRecord, MessageView,
   OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
@@ -101,6 +102,14 @@ export class SqliteWorkerStore implements Store {
 
   recordInbound(inbound: InboundRecord): Promise<void> {
     return this.#call('recordInbound', [inbound]);
+  }
+
+  recordInboundPart(part: InboundPartRecord): Promise<InboundPartOutcome> {
+    return this.#call('recordInboundPart', [part]);
+  }
+
+  expireInboundParts(before: number, limit: number): Promise<ExpiredInbound[]> {
+    return this.#call('expireInboundParts', [before, limit]);
   }
 
   recoverInflight(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number> {

@@ -338,8 +338,13 @@ describe('webhook events (issue 5)', () => {
     await hook.waitForAccepted(1);
     const inbound = hook.accepted[0]!;
     const e = inbound.json as InboundEventPayload;
-    expect(Object.keys(e).sort()).toEqual(['channel', 'destination', 'inboundId', 'receivedAt', 'source', 'text', 'type']);
-    expect(e).toMatchObject({ type: 'inbound', channel: 'sms', source: '447700900555', destination: '12345', text: 'hello smppd' });
+    expect(Object.keys(e).sort()).toEqual([
+      'channel', 'dataCoding', 'destination', 'inboundId', 'malformed', 'missingParts', 'parts', 'problems', 'receivedAt', 'source', 'text', 'type', 'userData',
+    ]);
+    expect(e).toMatchObject({
+      type: 'inbound', channel: 'sms', source: '447700900555', destination: '12345', text: 'hello smppd',
+      parts: 1, missingParts: [], dataCoding: 0, malformed: false, problems: [], userData: null,
+    });
     expect(e.inboundId).toEqual(expect.any(Number));
     expect(new Date(e.receivedAt).toISOString()).toBe(e.receivedAt);
     expect(verifySignature(SECRET, String(inbound.headers['x-smppd-signature']), inbound.body, Math.floor(inbound.at / 1000))).toBe(true);

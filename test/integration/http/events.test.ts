@@ -341,7 +341,10 @@ describe('GET /events/dead', () => {
         },
         {
           id: d2, kind: 'inbound', messageId: null, createdAt: '2026-01-01T00:00:00.500Z', diedAt: '2026-01-01T00:00:02.000Z', attempts: 1, lastError: 'HTTP 500',
-          event: { type: 'inbound', channel: 'sms', inboundId: expect.any(Number), source: '447700900009', destination: '12345', text: 'STOP', receivedAt: '2026-01-01T00:00:00.500Z' },
+          event: {
+            type: 'inbound', channel: 'sms', inboundId: expect.any(Number), source: '447700900009', destination: '12345', text: 'STOP', receivedAt: '2026-01-01T00:00:00.500Z',
+            parts: 1, missingParts: [], dataCoding: 0, malformed: false, problems: [], userData: null,
+          },
         },
       ],
       next: null,

@@ -61,6 +61,6 @@ describe('/openapi.json', () => {
     expect(doc.components.schemas.StatusEvent).toMatchObject({
       required: ['type', 'messageId', 'channel', 'destination', 'status', 'timestamp', 'reason', 'batchId', 'part', 'parts', 'smscMessageId', 'receipt'],
     });
-    expect(doc.components.schemas.InboundEvent).toMatchObject({ required: ['type', 'channel', 'inboundId', 'source', 'destination', 'text', 'receivedAt'] });
+    expect(doc.components.schemas.InboundEvent).toMatchObject({ required: ['type', 'channel', 'inboundId', 'source', 'destination', 'text', 'receivedAt', 'parts', 'missingParts', 'dataCoding', 'malformed', 'problems', 'userData'] });
   });
 });

@@ -39,10 +39,10 @@ describePg('PostgresStore migrations and instances', () => {
     await schema.open();
     expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
       .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' },
-        { version: 4, name: 'message updates in place' }]);
+        { version: 4, name: 'message updates in place' }, { version: 5, name: 'inbound parts' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
-    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
       expect(tables).toContain(t);
     }
   });
@@ -94,6 +94,16 @@ describePg('PostgresStore migrations and instances', () => {
     expect((await store.getMessage('kept'))?.status).toBe('SUBMITTED');
   });
 
+  it('version 5 on a schema of version 4: inbound messages stay, whole and cleanly decoded; long MOs wait in inbound_parts', async () => {
+    schema = await pgSchema();
+    await migrateTo(schema, 4);
+    await schema.sql(`INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
+      VALUES ('up1', 'acme', '447700900123', '12345', 'STOP', 0, 1, 1)`);
+    const store = await schema.open();
+    expect(await schema.sql('SELECT text, missing_parts, problems, raw FROM inbound')).toEqual([{ text: 'STOP', missing_parts: null, problems: null, raw: null }]);
+    expect(await store.expireInboundParts(1_000, 10)).toEqual([]);
+  });
+
   it('refuses a schema whose version is newer than this smppd knows', async () => {
     schema = await pgSchema();
     await (await schema.open()).close();
@@ -107,7 +117,7 @@ describePg('PostgresStore migrations and instances', () => {
     schema = await pgSchema();
     const s = schema;
     const stores = await Promise.all(['a', 'b', 'c', 'd'].map((id) => s.open({ instanceId: id })));
-    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(await s.sql('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     await stores[0]!.accept({ messages: [newMessage('m')], now: 1 });
     expect((await stores[3]!.getMessage('m'))?.status).toBe('SUBMITTED');
   });

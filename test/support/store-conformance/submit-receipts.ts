@@ -225,6 +225,7 @@ export function describeSubmitAndReceipts(factory: StoreFactory): void {
       expect(rows).toEqual([{ kind: 'inbound', message_id: null, client: 'acme', upstream: 'up1', payload: expect.any(String) }]);
       expect(JSON.parse(rows[0]!.payload)).toEqual({
         type: 'inbound', channel: 'sms', inboundId: 1, source: '971500000009', destination: 'ACME', text: 'STOP', receivedAt: new Date(7_000).toISOString(),
+        parts: 1, missingParts: [], dataCoding: 0, malformed: false, problems: [], userData: null,
       });
       expect((await t.store.counts()).outbox).toBe(1);
     });

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
-import { Deliveries } from '../../../src/dispatch/deliveries.js';
+import { Deliveries, MO_MAX_WAIT_MS } from '../../../src/dispatch/deliveries.js';
 import { submitSmDefaults, type DeliverSmPdu } from '../../../src/smpp/pdu.js';
 import type { InboundRecord, ReceiptRecord, Store } from '../../../src/store/store.js';
+import { storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 const receipt = (id: string, stat = 'DELIVRD'): DeliverSmPdu => ({
   ...submitSmDefaults(), command: 'deliver_sm', sequenceNumber: 1, esmClass: 0x04, dataCoding: 0,
@@ -48,5 +49,72 @@ describe('Deliveries', () => {
     expect(await make(storeWith(async () => ({ kind: 'parked' }), async (r) => { inbound.push(r); })).handle('up', 'up#0', mo)).toBe(0);
     expect(inbound[0]).toMatchObject({ upstream: 'up', source: '4915112345678', destination: 'smppd', text: 'Hello there', parts: 1 });
     expect(await make(storeWith(async () => ({ kind: 'parked' }), async () => { throw new Error('locked'); })).handle('up', 'up#0', mo)).toBe(0x64);
+  });
+});
+
+describe('Deliveries: MO messages on a real store', () => {
+  let folder: StoreFolder | undefined;
+  afterEach(async () => { await folder?.cleanup(); folder = undefined; });
+
+  const WALL = Date.UTC(2026, 0, 1);
+  const part = (seq: number, total: number, hex: string, over: Partial<DeliverSmPdu> = {}): DeliverSmPdu => ({
+    ...receipt('x'), esmClass: 0x40, sourceAddr: '447700900001', destinationAddr: '12345',
+    shortMessage: Buffer.from(`050003a7${total.toString(16).padStart(2, '0')}${seq.toString(16).padStart(2, '0')}${hex}`, 'hex'), ...over,
+  });
+
+  async function setUp() {
+    folder = storeFolder();
+    const store = await folder.open();
+    const clock = new ManualClock(0, WALL);
+    const inbound: string[] = [];
+    const deliveries = new Deliveries({
+      store, clock, log: silentLog, counters: { receipt: () => {}, inbound: (u) => inbound.push(u) },
+      upstreams: [{ name: 'up', defaultAlphabet: 'gsm7', receiptIdFormat: 'auto', smscTimeZone: 'UTC' }],
+      routeInbound: () => ({ client: 'acme', events: true }),
+    });
+    const db = folder.inspect();
+    const rows = <R>(sql: string) => db.prepare(sql).all() as R[];
+    return { store, clock, deliveries, inbound, rows };
+  }
+
+  it('answers each part of a long MO after committing it; the last one stores the whole message', async () => {
+    const { deliveries, inbound, rows } = await setUp();
+    expect(await deliveries.handle('up', 'up#0', part(2, 2, '6263'))).toBe(0);
+    expect(rows('SELECT seq, received_at FROM inbound_parts')).toEqual([{ seq: 2, received_at: WALL }]);
+    expect(inbound).toEqual([]);
+    expect(await deliveries.handle('up', 'up#1', part(1, 2, '61'))).toBe(0);
+    expect(rows('SELECT text, parts, client FROM inbound')).toEqual([{ text: 'abc', parts: 2, client: 'acme' }]);
+    expect(rows('SELECT * FROM inbound_parts')).toEqual([]);
+    expect(inbound).toEqual(['up']);
+    // Delivered again (its deliver_sm_resp was lost): answered, nothing new stored.
+    expect(await deliveries.handle('up', 'up#0', part(1, 2, '61'))).toBe(0);
+    expect(rows('SELECT count(*) AS n FROM inbound')).toEqual([{ n: 1 }]);
+    expect(rows('SELECT count(*) AS n FROM inbound_parts')).toEqual([{ n: 0 }]);
+  });
+
+  it('stores an incomplete MO once it has waited more than MO_MAX_WAIT_MS of wall time from its first part, counting it', async () => {
+    const { deliveries, clock, inbound, rows } = await setUp();
+    await deliveries.handle('up', 'up#0', part(1, 3, '61'));
+    clock.advance(MO_MAX_WAIT_MS);
+    await deliveries.flushStaleInbound();
+    expect(rows('SELECT count(*) AS n FROM inbound')).toEqual([{ n: 0 }]);
+    clock.advance(1);
+    await deliveries.flushStaleInbound();
+    expect(rows('SELECT text, parts, missing_parts FROM inbound')).toEqual([{ text: 'a', parts: 1, missing_parts: '[2,3]' }]);
+    expect(inbound).toEqual(['up']);
+  });
+
+  it('an MO that cannot be decoded is stored flagged with its raw bytes', async () => {
+    const { deliveries, rows } = await setUp();
+    const odd: DeliverSmPdu = { ...receipt('x'), esmClass: 0, dataCoding: 8, shortMessage: Buffer.from('004100', 'hex') };
+    expect(await deliveries.handle('up', 'up#0', odd)).toBe(0);
+    const [row] = rows<{ text: string; problems: string; raw: Buffer }>('SELECT text, problems, raw FROM inbound');
+    expect(row).toEqual({ text: 'A\ufffd', problems: 'UCS2_ODD_LENGTH', raw: Buffer.from('004100', 'hex') });
+  });
+
+  it('a part the store cannot take is answered with a temporary error', async () => {
+    const { deliveries, store } = await setUp();
+    await store.close();
+    expect(await deliveries.handle('up', 'up#0', part(1, 2, '61'))).toBe(0x64);
   });
 });

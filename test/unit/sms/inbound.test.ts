@@ -1,159 +1,106 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MoReassembler, type MoMessage, type MoPart } from '../../../src/sms/inbound.js';
+import { assembleMo, frameMo, type AssembledMo, type MoPart, type MoPiece } from '../../../src/sms/inbound.js';
 import { encodeMessage, type EncodeOptions } from '../../../src/sms/segment.js';
+import type { DefaultAlphabet } from '../../../src/sms/text-codec.js';
 import { encodeOptions } from '../../support/sms.js';
 
 const bytes = (h: string): Buffer => Buffer.from(h, 'hex');
-const mo = (over: Partial<MoPart>): MoPart => ({
-  source: '447700900001',
-  destination: '447700900999',
-  dataCoding: 0,
-  esmClass: 0,
-  shortMessage: Buffer.alloc(0),
-  receivedAt: 1000,
-  ...over,
-});
+const mo = (over: Partial<MoPart>): MoPart => ({ dataCoding: 0, esmClass: 0, shortMessage: Buffer.alloc(0), ...over });
 
 const BASE: EncodeOptions = encodeOptions({ reference: 7 });
 
 /** The submit_sm parts of `text`, as a handset's MO parts would arrive. */
-function partsOf(text: string, options: Partial<EncodeOptions>, source = '447700900001'): MoPart[] {
+function partsOf(text: string, options: Partial<EncodeOptions>): MoPart[] {
   const r = encodeMessage(text, { ...BASE, ...options });
   if (!r.ok) throw new Error(r.error.message);
-  return r.parts.map((p, i) =>
-    mo({
-      source,
-      dataCoding: p.dataCoding,
-      esmClass: p.esmClass,
-      shortMessage: p.shortMessage,
-      ...(p.sar ? { sar: p.sar } : {}),
-      ...(p.messagePayload ? { messagePayload: p.messagePayload } : {}),
-      receivedAt: 1000 + i,
-    }),
-  );
+  return r.parts.map((p) => mo({
+    dataCoding: p.dataCoding,
+    esmClass: p.esmClass,
+    shortMessage: p.shortMessage,
+    ...(p.sar ? { sar: p.sar } : {}),
+    ...(p.messagePayload ? { messagePayload: p.messagePayload } : {}),
+  }));
 }
 
-describe('MoReassembler', () => {
-  it('completes a message of one part at once', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    expect(r.add(mo({ shortMessage: bytes('48656c6c6f201b65') }))).toEqual({
-      source: '447700900001',
-      destination: '447700900999',
-      text: 'Hello €',
-      parts: 1,
-      total: 1,
-      complete: true,
-      missing: [],
-      dataCoding: 0,
-      receivedAt: 1000,
-    });
-    expect(r.pending).toBe(0);
+/** Frames the parts and assembles what arrived, as the store does once the last one is in. */
+function assemble(parts: readonly MoPart[], alphabet: DefaultAlphabet = 'gsm7'): AssembledMo {
+  const framed = parts.map(frameMo);
+  return assembleMo(framed[0]?.concat?.total ?? 1, framed.map((f) => f.piece), alphabet);
+}
+
+describe('frameMo', () => {
+  it('a part without concatenation is part 1 of 1', () => {
+    expect(frameMo(mo({ shortMessage: bytes('4869') }))).toEqual({ piece: { seq: 1, dataCoding: 0, body: bytes('4869'), udhInvalid: false } });
   });
 
-  it('decodes by each upstream default alphabet and by data_coding', () => {
-    expect(new MoReassembler({ defaultAlphabet: 'latin1' }).add(mo({ shortMessage: bytes('e9') }))?.text).toBe('é');
-    expect(new MoReassembler({ defaultAlphabet: 'gsm7' }).add(mo({ dataCoding: 8, shortMessage: bytes('0416') }))?.text).toBe('Ж');
+  it('reads the concatenation from the UDH (8- and 16-bit references), else from the SAR TLVs', () => {
+    expect(frameMo(mo({ esmClass: 0x40, shortMessage: bytes('050003090302' + '61') })))
+      .toMatchObject({ piece: { seq: 2, body: bytes('61') }, concat: { ref: 9, total: 3 } });
+    expect(frameMo(mo({ esmClass: 0x40, shortMessage: bytes('0608040102' + '0201' + '61') })))
+      .toMatchObject({ piece: { seq: 1 }, concat: { ref: 0x0102, total: 2 } });
+    expect(frameMo(mo({ shortMessage: bytes('61'), sar: { refNum: 300, total: 2, seq: 2 } })))
+      .toMatchObject({ piece: { seq: 2 }, concat: { ref: 300, total: 2 } });
+  });
+
+  it('a SAR sequence number outside 1..total declares nothing', () => {
+    expect(frameMo(mo({ shortMessage: bytes('61'), sar: { refNum: 1, total: 2, seq: 3 } })).concat).toBeUndefined();
   });
 
   it('reads a UDH only when esm_class says there is one', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'latin1' });
-    expect(r.add(mo({ shortMessage: bytes('050003010201') }))?.text).toBe('\x05\x00\x03\x01\x02\x01');
-    expect(r.pending).toBe(0);
+    expect(frameMo(mo({ shortMessage: bytes('050003010201') })).piece).toMatchObject({ seq: 1, body: bytes('050003010201'), udhInvalid: false });
   });
 
-  it('keeps the whole user data as text when the UDH is malformed', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'latin1' });
-    expect(r.add(mo({ esmClass: 0x40, shortMessage: bytes('0900034142') }))?.text).toBe('\x09\x00\x03AB');
+  it('keeps the whole user data as body when the UDH is malformed, and says so', () => {
+    expect(frameMo(mo({ esmClass: 0x40, shortMessage: bytes('0900034142') })))
+      .toEqual({ piece: { seq: 1, dataCoding: 0, body: bytes('0900034142'), udhInvalid: true } });
+    expect(frameMo(mo({ esmClass: 0x40 })).piece.udhInvalid).toBe(true);
   });
 
   it('reads message_payload when short_message is empty', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    expect(r.add(mo({ messagePayload: bytes('616263') }))?.text).toBe('abc');
+    expect(frameMo(mo({ messagePayload: bytes('616263') })).piece.body).toEqual(bytes('616263'));
+  });
+});
+
+describe('assembleMo', () => {
+  it('a message of one part', () => {
+    expect(assemble([mo({ shortMessage: bytes('48656c6c6f201b65') })])).toEqual({
+      text: 'Hello €', parts: 1, missing: [], dataCoding: 0, problems: [],
+    });
   });
 
-  it('reassembles UDH parts in any order, ignoring duplicates', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    const [p1, p2, p3] = partsOf('a'.repeat(400), {});
-    if (!p1 || !p2 || !p3) throw new Error('three parts expected');
-    expect(r.add(p3)).toBeUndefined();
-    expect(r.add(p1)).toBeUndefined();
-    expect(r.add(p3)).toBeUndefined();
-    expect(r.pending).toBe(1);
-    const done = r.add(p2);
-    expect(done).toMatchObject({ text: 'a'.repeat(400), parts: 3, total: 3, complete: true, receivedAt: 1000 });
-    expect(r.pending).toBe(0);
+  it('decodes by each upstream default alphabet and by data_coding', () => {
+    expect(assemble([mo({ shortMessage: bytes('e9') })], 'latin1').text).toBe('é');
+    expect(assemble([mo({ dataCoding: 8, shortMessage: bytes('0416') })]).text).toBe('Ж');
   });
 
-  it('ignores a part delivered again after its message completed, but not a new message reusing the reference', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    const [p1, p2] = partsOf('a'.repeat(200), {});
-    r.add(p1 as MoPart);
-    expect(r.add(p2 as MoPart)?.text).toBe('a'.repeat(200));
-    expect(r.add({ ...(p1 as MoPart), receivedAt: 3000 })).toBeUndefined();
-    expect(r.pending).toBe(0);
-    const [n1, n2] = partsOf('b'.repeat(200), {});
-    expect(r.add(n2 as MoPart)).toBeUndefined();
-    expect(r.add(n1 as MoPart)?.text).toBe('b'.repeat(200));
-    expect(r.expire(100_000, 60_000)).toEqual([]);
-    // Past maxAge the memory is gone: the same part again starts a message.
-    expect(r.add(p1 as MoPart)).toBeUndefined();
-    expect(r.pending).toBe(1);
-  });
-
-  it('keeps messages from different senders apart even with the same reference', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    const a = partsOf('x'.repeat(200), {}, '111');
-    const b = partsOf('y'.repeat(200), {}, '222');
-    expect(r.add(a[0] as MoPart)).toBeUndefined();
-    expect(r.add(b[1] as MoPart)).toBeUndefined();
-    expect(r.add(b[0] as MoPart)?.text).toBe('y'.repeat(200));
-    expect(r.add(a[1] as MoPart)?.text).toBe('x'.repeat(200));
+  it('puts parts in sequence order, whatever order they came in', () => {
+    const [p1, p2, p3] = partsOf('a'.repeat(153) + 'b'.repeat(153) + 'c', {});
+    expect(assemble([p3!, p1!, p2!])).toMatchObject({ text: 'a'.repeat(153) + 'b'.repeat(153) + 'c', parts: 3, missing: [] });
   });
 
   it('decodes an escape sequence a sender split across two parts', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    r.add(mo({ esmClass: 0x40, shortMessage: bytes('050003090201' + '611b') }));
-    expect(r.add(mo({ esmClass: 0x40, shortMessage: bytes('050003090202' + '6562') }))?.text).toBe('a€b');
+    expect(assemble([
+      mo({ esmClass: 0x40, shortMessage: bytes('050003090201' + '611b') }),
+      mo({ esmClass: 0x40, shortMessage: bytes('050003090202' + '6562') }),
+    ]).text).toBe('a€b');
   });
 
   it('joins a surrogate pair a sender split across two parts', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    r.add(mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003090202' + 'de00') }));
-    expect(r.add(mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003090201' + 'd83d') }))?.text).toBe('😀');
+    expect(assemble([
+      mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003090202' + 'de00') }),
+      mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003090201' + 'd83d') }),
+    ])).toMatchObject({ text: '😀', problems: [] });
   });
 
   it('decodes Turkish parts with the shift tables their UDH names', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
-    const text = 'Çok güzel bir şişe, İstanbul’dan değil'.replace('’', "'").repeat(6);
-    let done: MoMessage | undefined;
-    for (const p of partsOf(text, { nationalShift: true, messageType: 'TEXT' })) done = r.add(p) ?? done;
-    expect(done?.text).toBe(text);
+    const text = 'Çok güzel bir şişe, İstanbul\'dan değil'.repeat(6);
+    expect(assemble(partsOf(text, { nationalShift: true, messageType: 'TEXT' })).text).toBe(text);
   });
 
-  it('gives up on an incomplete message at maxAge and delivers what arrived', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7' });
+  it('an incomplete message lists the parts that never came, and keeps the text of those that did', () => {
     const [p1, , p3] = partsOf('a'.repeat(153) + 'b'.repeat(153) + 'c', {});
-    r.add({ ...(p1 as MoPart), receivedAt: 1000 });
-    r.add({ ...(p3 as MoPart), receivedAt: 5000 });
-    const young = partsOf('z'.repeat(200), {}, '333')[0] as MoPart;
-    r.add({ ...young, receivedAt: 2000 });
-    expect(r.expire(60_999, 60_000)).toEqual([]);
-    const expired = r.expire(61_000, 60_000);
-    expect(expired).toEqual([
-      expect.objectContaining({ text: 'a'.repeat(153) + 'c', parts: 2, total: 3, complete: false, missing: [2], receivedAt: 1000 }),
-    ]);
-    expect(r.pending).toBe(1);
-    expect(r.expire(62_000, 60_000).map((m) => m.source)).toEqual(['333']);
-    expect(r.pending).toBe(0);
-  });
-
-  it('holds at most maxGroups incomplete messages, giving the oldest up to the next expire', () => {
-    const r = new MoReassembler({ defaultAlphabet: 'gsm7', maxGroups: 2 });
-    for (const source of ['1', '2', '3']) r.add(partsOf('q'.repeat(200), {}, source)[0] as MoPart);
-    expect(r.pending).toBe(2);
-    expect(r.expire(1000, 60_000)).toEqual([expect.objectContaining({ source: '1', complete: false, missing: [2] })]);
-    expect(r.expire(1000, 60_000)).toEqual([]);
+    expect(assemble([p1!, p3!])).toMatchObject({ text: 'a'.repeat(153) + 'c', parts: 2, missing: [2], problems: [] });
   });
 
   const text = fc
@@ -167,35 +114,66 @@ describe('MoReassembler', () => {
     { defaultAlphabet: 'latin1' },
   );
 
-  it('reassembles shuffled and duplicated parts to the original text, completing once', () => {
+  it('gives back the original text from its parts in any order, with no problem', () => {
     fc.assert(
       fc.property(text, mode, fc.integer({ min: 0, max: 0xffff }), fc.infiniteStream(fc.nat()), (t, options, reference, seeds) => {
         const parts = partsOf(t, { ...options, reference });
-        // A message of one part has nothing to reassemble: each delivery of it is a message.
-        const again = parts.length > 1 ? parts.filter((_, i) => i % 2 === 0) : [];
-        const arrivals = [...parts, ...again];
         // Fisher–Yates with fast-check's numbers, so a failure shrinks and replays.
         const it = seeds[Symbol.iterator]();
-        for (let i = arrivals.length - 1; i > 0; i--) {
+        for (let i = parts.length - 1; i > 0; i--) {
           const j = (it.next().value ?? 0) % (i + 1);
-          [arrivals[i], arrivals[j]] = [arrivals[j] as MoPart, arrivals[i] as MoPart];
+          [parts[i], parts[j]] = [parts[j] as MoPart, parts[i] as MoPart];
         }
-        const r = new MoReassembler({ defaultAlphabet: options.defaultAlphabet ?? 'gsm7' });
-        const done: MoMessage[] = [];
-        const seen = new Set<MoPart>();
-        for (const p of arrivals) {
-          const m = r.add(p);
-          seen.add(p);
-          // Nothing before the last missing part, nothing from duplicates after it.
-          if (m) {
-            expect(seen.size).toBe(parts.length);
-            done.push(m);
-          }
-        }
-        expect(done).toHaveLength(1);
-        expect(done[0]).toMatchObject({ text: t, parts: parts.length, total: parts.length, complete: true });
-        expect(r.pending).toBe(0);
+        expect(assemble(parts, options.defaultAlphabet ?? 'gsm7')).toMatchObject({ text: t, parts: parts.length, missing: [], problems: [] });
       }),
+      { seed: 0x1b0d, numRuns: 200 },
+    );
+  });
+});
+
+describe('assembleMo: user data that cannot be decoded is flagged with its raw bytes', () => {
+  it.each<[string, MoPart, string, string[]]>([
+    ['UCS-2 of odd length', mo({ dataCoding: 8, shortMessage: bytes('00410042ff') }), 'AB\ufffd', ['UCS2_ODD_LENGTH']],
+    ['UCS-2 with a lone high surrogate', mo({ dataCoding: 8, shortMessage: bytes('d83d0041') }), '\ud83dA', ['UCS2_UNPAIRED_SURROGATE']],
+    ['UCS-2 with a lone low surrogate', mo({ dataCoding: 8, shortMessage: bytes('de00') }), '\ude00', ['UCS2_UNPAIRED_SURROGATE']],
+    ['a UDH whose length runs past the data', mo({ esmClass: 0x40, shortMessage: bytes('0900034142') }), 'Ç@¥AB', ['UDH_INVALID']],
+    ['GSM 7-bit with an octet above 0x7F', mo({ shortMessage: bytes('48e969') }), 'H\ufffdi', ['INVALID_BYTES']],
+    ['GSM 7-bit ending in an escape', mo({ shortMessage: bytes('48691b') }), 'Hi', ['INVALID_BYTES']],
+    ['IA5 with an octet above 0x7F', mo({ dataCoding: 1, shortMessage: bytes('48e9') }), 'Hé', ['INVALID_BYTES']],
+    ['ISO-8859-8 with an unassigned octet', mo({ dataCoding: 7, shortMessage: bytes('e0a1') }), 'א\ufffd', ['INVALID_BYTES']],
+    ['a bad UDH in UCS-2', mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('05000341') }), '\u0500\u0341', ['UDH_INVALID']],
+    ['a bad UDH of odd length in UCS-2', mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003') }), '\u0500\ufffd', ['UDH_INVALID', 'UCS2_ODD_LENGTH']],
+  ])('%s', (_name, part, expectedText, problems) => {
+    const m = assemble([part]);
+    expect(m).toMatchObject({ text: expectedText, problems });
+    expect(m.raw).toEqual(frameMo(part).piece.body);
+  });
+
+  it('a part of UCS-2 whose neighbour never came leaves half a pair: flagged; the bytes are those of the parts that came', () => {
+    const part = mo({ dataCoding: 8, esmClass: 0x40, shortMessage: bytes('050003090201' + '0041d83d') });
+    const m = assembleMo(2, [frameMo(part).piece], 'gsm7');
+    expect(m).toMatchObject({ text: 'A\ud83d', missing: [2], problems: ['UCS2_UNPAIRED_SURROGATE'] });
+    expect(m.raw).toEqual(bytes('0041d83d'));
+  });
+
+  it('clean text, binary data and Latin-1 have no problem and no raw bytes', () => {
+    for (const part of [mo({ shortMessage: bytes('4869') }), mo({ dataCoding: 4, shortMessage: bytes('00ff') }), mo({ dataCoding: 3, shortMessage: bytes('ff80') })]) {
+      const m = assemble([part]);
+      expect(m.problems).toEqual([]);
+      expect(m.raw).toBeUndefined();
+    }
+  });
+
+  it('never throws, and flags every replacement character it makes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 160 }), fc.constantFrom(0, 1, 3, 4, 6, 7, 8, 0xf0), fc.boolean(), (data, dataCoding, udhi) => {
+        const piece: MoPiece = frameMo(mo({ dataCoding, esmClass: udhi ? 0x40 : 0, shortMessage: Buffer.from(data) })).piece;
+        const m = assembleMo(1, [piece], 'gsm7');
+        const sentFffd = dataCoding === 8 && [...piece.body.toString('hex').matchAll(/fffd/g)].some((h) => (h.index ?? 1) % 4 === 0);
+        if (m.text.includes('\ufffd') && !sentFffd) expect(m.problems).not.toEqual([]);
+        expect(m.problems.length > 0).toBe(m.raw !== undefined);
+      }),
+      { seed: 0x5ee7, numRuns: 500 },
     );
   });
 });

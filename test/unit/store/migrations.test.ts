@@ -14,11 +14,11 @@ describe('SqliteStore migrations and settings', () => {
     const db = folder.inspect();
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
-      { version: 4, name: 'retention' },
+      { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
-    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox']) {
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
       expect(tables).toContain(t);
     }
   });
@@ -74,6 +74,19 @@ describe('SqliteStore migrations and settings', () => {
     expect(folder.inspect().prepare('SELECT kind, inbound_id FROM outbox').all()).toEqual([{ kind: 'inbound', inbound_id: 1 }]);
     // Its dead event keeps the inbound message.
     expect(await store.pruneFinished(1_000, 10)).toEqual({ messages: 0, batches: 0, inbound: 0, next: null });
+  });
+
+  it('version 5 on a file of version 4: inbound messages stay, whole and cleanly decoded; long MOs wait in inbound_parts', async () => {
+    folder = storeFolder();
+    const v4 = new Database(folder.path);
+    migrate(v4, 1, MIGRATIONS.filter((m) => m.version <= 4));
+    v4.prepare(`INSERT INTO inbound (upstream, client, source, destination, text, data_coding, parts, received_at)
+      VALUES ('up1', 'acme', '447700900123', '12345', 'STOP', 0, 1, 1)`).run();
+    v4.close();
+    const store = await folder.open();
+    expect(folder.inspect().prepare('SELECT text, missing_parts, problems, raw FROM inbound').all())
+      .toEqual([{ text: 'STOP', missing_parts: null, problems: null, raw: null }]);
+    expect(await store.expireInboundParts(1_000, 10)).toEqual([]);
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

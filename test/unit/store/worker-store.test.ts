@@ -61,6 +61,32 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     expect((await store.getMessage('m1'))?.status).toBe('DELIVERED');
   });
 
+  it('carries the bytes of MO parts and of an undecodable MO across the thread, stored as BLOBs', async () => {
+    const store = await openStore();
+    const part = (seq: number, hex: string) => ({
+      upstream: 'up1', client: 'acme', events: true, source: '1', destination: '2', ref: 9, total: 2, defaultAlphabet: 'gsm7' as const,
+      piece: { seq, dataCoding: 8, body: Buffer.from(hex, 'hex'), udhInvalid: false }, receivedAt: seq,
+    });
+    expect(await store.recordInboundPart(part(1, '0048'))).toEqual({ kind: 'held', parts: 1 });
+    expect(await store.recordInboundPart(part(1, '0048'))).toEqual({ kind: 'repeat' });
+    expect(await store.recordInboundPart(part(2, '0069ff'))).toMatchObject({ kind: 'stored', parts: 2 });
+    await store.recordInbound({
+      upstream: 'up1', client: null, events: false, source: '1', destination: '2', text: '?', dataCoding: 0, parts: 1,
+      problems: ['INVALID_BYTES'], raw: Buffer.from([0xff]), receivedAt: 3,
+    });
+    await store.close();
+    const direct = await SqliteStore.open({ path, clock: new SystemClock() });
+    expect(await direct.expireInboundParts(10, 10)).toEqual([]);
+    await direct.close();
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT text, problems, raw FROM inbound ORDER BY id').all()).toEqual([
+      { text: 'Hi\ufffd', problems: 'UCS2_ODD_LENGTH', raw: Buffer.from('00480069ff', 'hex') },
+      { text: '?', problems: 'INVALID_BYTES', raw: Buffer.from([0xff]) },
+    ]);
+    db.close();
+  });
+
   it('an SmppdError thrown in the worker reaches the caller with its code and details; other calls are unharmed', async () => {
     const store = await openStore();
     const { batchId } = await store.accept({
