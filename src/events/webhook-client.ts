@@ -8,7 +8,7 @@ import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
-import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 export interface WebhookTarget {
   /** https:// (or http:// when the config allowed it). May contain a path and query; no user:password@. */
@@ -113,7 +113,7 @@ export class WebhookClient {
   /**
    * POSTs `body` (a JSON text, sent byte for byte as given) with content-type, user-agent,
    * `x-smppd-event-id`, `x-smppd-timestamp` (unix seconds of the clock's wall time) and, with a
-   * secret, the signature over that timestamp and body. 2xx is ok; a 3xx is not followed.
+   * secret, the signature over that timestamp, event id and body. 2xx is ok; a 3xx is not followed.
    */
   post(body: string, eventId: number): Promise<PostOutcome> {
     const started = this.#clock.now();
@@ -167,10 +167,10 @@ export class WebhookClient {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': this.#userAgent,
-      'x-smppd-event-id': String(eventId),
+      [EVENT_ID_HEADER]: String(eventId),
       'x-smppd-timestamp': String(timestamp),
     };
-    if (this.#secret !== undefined) headers[SIGNATURE_HEADER] = signatureHeader(this.#secret, timestamp, body);
+    if (this.#secret !== undefined) headers[SIGNATURE_HEADER] = signatureHeader(this.#secret, timestamp, eventId, body);
     let controller: Dispatcher.DispatchController | undefined;
     let aborted = false;
     let status = 0;

@@ -78,9 +78,11 @@ describe('WebhookClient', () => {
     expect(seen.headers['x-smppd-timestamp']).toBe(String(WALL_START_S));
     const signature = seen.headers[SIGNATURE_HEADER];
     expect(typeof signature).toBe('string');
-    expect(signature).toMatch(new RegExp(`^t=${WALL_START_S},v1=[0-9a-f]{64}$`));
-    expect(verifySignature(SECRET, signature as string, seen.body, WALL_START_S)).toBe(true);
-    expect(verifySignature('whsec_wrong', signature as string, seen.body, WALL_START_S)).toBe(false);
+    expect(signature).toMatch(new RegExp(`^t=${WALL_START_S},v2=[0-9a-f]{64}$`));
+    expect(verifySignature(SECRET, signature as string, '4711', seen.body, WALL_START_S)).toBe(true);
+    expect(verifySignature('whsec_wrong', signature as string, '4711', seen.body, WALL_START_S)).toBe(false);
+    // The same request replayed under another event id (a receiver deduplicating by it would take it again).
+    expect(verifySignature(SECRET, signature as string, '4712', seen.body, WALL_START_S)).toBe(false);
     expect(r.accepted).toHaveLength(1);
     expect(clock.pendingTimers).toBe(0); // the timeout timer was cancelled
   });
@@ -94,7 +96,7 @@ describe('WebhookClient', () => {
     const seen = r.received[0]!;
     expect(seen.path).toBe(`/hook?token=${URL_TOKEN}&x=1`);
     expect(seen.headers['x-smppd-timestamp']).toBe(String(WALL_START_S + 90));
-    expect(verifySignature(SECRET, seen.headers[SIGNATURE_HEADER] as string, '{}', WALL_START_S + 90)).toBe(true);
+    expect(verifySignature(SECRET, seen.headers[SIGNATURE_HEADER] as string, String(seen.headers['x-smppd-event-id']), '{}', WALL_START_S + 90)).toBe(true);
   });
 
   it('sends no signature header without a secret', async () => {

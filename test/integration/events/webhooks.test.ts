@@ -193,9 +193,11 @@ describe('webhook events (issue 5)', () => {
       const header = String(r.headers['x-smppd-signature']);
       const t = Number(/^t=(\d+),/.exec(header)?.[1]);
       expect(String(t)).toBe(r.headers['x-smppd-timestamp']);
-      expect(verifySignature(SECRET, header, r.body, Math.floor(r.at / 1000)), `${header} over ${r.body}`).toBe(true);
-      expect(verifySignature(`${SECRET}x`, header, r.body, Math.floor(r.at / 1000))).toBe(false);
-      expect(verifySignature(SECRET, header, `${r.body} `, Math.floor(r.at / 1000))).toBe(false);
+      const id = String(r.headers['x-smppd-event-id']);
+      expect(verifySignature(SECRET, header, id, r.body, Math.floor(r.at / 1000)), `${header} over ${id} and ${r.body}`).toBe(true);
+      expect(verifySignature(`${SECRET}x`, header, id, r.body, Math.floor(r.at / 1000))).toBe(false);
+      expect(verifySignature(SECRET, header, id, `${r.body} `, Math.floor(r.at / 1000))).toBe(false);
+      expect(verifySignature(SECRET, header, String(Number(id) + 1), r.body, Math.floor(r.at / 1000))).toBe(false);
       expect(r.headers['x-smppd-event-id']).toMatch(/^\d+$/);
       expect(r.headers['content-type']).toBe('application/json');
 
@@ -347,7 +349,8 @@ describe('webhook events (issue 5)', () => {
     });
     expect(e.inboundId).toEqual(expect.any(Number));
     expect(new Date(e.receivedAt).toISOString()).toBe(e.receivedAt);
-    expect(verifySignature(SECRET, String(inbound.headers['x-smppd-signature']), inbound.body, Math.floor(inbound.at / 1000))).toBe(true);
+    expect(verifySignature(SECRET, String(inbound.headers['x-smppd-signature']), String(inbound.headers['x-smppd-event-id']), inbound.body,
+      Math.floor(inbound.at / 1000))).toBe(true);
 
     // The other MO was stored, for no client: it was handled, and made no event.
     const db = new Database(join(d.dir, 'smppd.db'), { readonly: true, fileMustExist: true });
