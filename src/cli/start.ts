@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { SystemClock } from '../core/clock.js';
 import { loadConfigFile } from '../config/load.js';
 import type { SmppdConfig } from '../config/schema.js';
-import { asLog, createLogger } from '../observability/logger.js';
+import { asLog, createLogger, flushLogSync } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Pool } from '../smpp/pool.js';
 import { startDaemon, type RunningDaemon } from './daemon.js';
@@ -13,8 +13,9 @@ Runs the daemon: the store, the bind pool of every upstream, the dispatcher and 
 (http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
 same process (the demo: npm start).
 SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once. SIGHUP reloads
-clients and tokens from the file. Exit codes: 0 stopped; 1 failed while running; 2 usage;
-78 the configuration does not load.`;
+clients and tokens from the file. An exception or a promise rejection nothing handled is logged
+(one line, level fatal, event 'fatal') and ends the process. Exit codes: 0 stopped; 1 failed
+while running (the store, or a fault); 2 usage; 78 the configuration does not load.`;
 
 /**
  * sysexits.h EX_CONFIG: the configuration does not load. systemd's unit lists it in
@@ -43,8 +44,33 @@ export async function runStart(argv: string[]): Promise<number> {
   return runDaemon(config, values.config);
 }
 
+/**
+ * An exception nothing caught, or a rejection nothing handled, leaves the process in a state nobody
+ * can vouch for (a timer chain broken, a bind's state half-changed): rather than run on half-alive,
+ * it writes one fatal line, flushed, and exits 1, and the service manager (Restart=on-failure)
+ * starts a fresh one. What was committed survives; what was not was not answered either.
+ */
+function exitOnUnhandled(logger: ReturnType<typeof createLogger>): void {
+  let exiting = false;
+  const fail = (err: unknown, origin: 'uncaughtException' | 'unhandledRejection'): void => {
+    if (exiting) return;
+    exiting = true;
+    try {
+      logger.fatal({ event: 'fatal', origin, err }, origin === 'uncaughtException'
+        ? 'an exception nothing caught: exiting so that a fresh process starts'
+        : 'a promise rejection nothing handled: exiting so that a fresh process starts');
+      flushLogSync(logger);
+    } finally {
+      process.exit(1);
+    }
+  };
+  process.on('uncaughtException', (err, origin) => fail(err, origin));
+  process.on('unhandledRejection', (reason) => fail(reason, 'unhandledRejection'));
+}
+
 async function runDaemon(config: SmppdConfig, configPath: string): Promise<number> {
   const logger = createLogger(config.log.level);
+  exitOnUnhandled(logger);
   const log = asLog(logger);
   const clock = new SystemClock();
   let pool: Pool | undefined;
@@ -59,7 +85,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
       clock, log, metrics, onPool: (p) => { pool = p; },
       // Nothing can be stored any more: exit non-zero so systemd (Restart=on-failure) starts a fresh process.
       onFatal: () => {
-        logger.flush();
+        flushLogSync(logger);
         process.exit(1);
       },
     });
@@ -76,6 +102,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) {
         log.warn({ event: 'second_signal', signal }, 'second signal: exiting at once');
+        flushLogSync(logger);
         process.exit(130);
       }
       stopping = true;

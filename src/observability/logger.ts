@@ -26,6 +26,20 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   );
 }
 
+/**
+ * Writes every line logged so far before it returns: for the last lines before `process.exit`
+ * (the default destination writes asynchronously, and an exit drops what it still holds). Never
+ * throws: a destination that is gone cannot be helped.
+ */
+export function flushLogSync(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Not open yet, closed, or stdout gone: nothing more can be written.
+  }
+}
+
 /** pino's Logger as the narrow `Log` the lower floors take. */
 export function asLog(logger: Logger): Log {
   return {
