@@ -5,6 +5,7 @@
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { WarningThrottle } from '../core/warning-throttle.js';
 import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
@@ -121,12 +122,14 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   );
 
   const upstreams = config.upstreams.map(upstreamSettings);
+  // What the SMSCs send that is wrong, once per kind per interval (closed last, at stop).
+  const warnings = new WarningThrottle(clock, config.log.warningIntervalSeconds * 1000);
   const deliveries = new Deliveries({
     store, clock, log: log.child({ component: 'deliveries' }), ...(deps.metrics ? { counters: deps.metrics } : {}), routeInbound: (upstream, destination) => routing.route(upstream, destination),
     upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
   });
   const pool = new Pool({
-    upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics,
+    upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics, warnings,
     onBindState: (upstream, bind, state, detail) => log.debug({ event: 'bind_state', upstream, bind, state, detail }, 'bind state changed'),
   });
   deps.onPool?.(pool);
@@ -256,6 +259,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await amqpEvents?.stop();
         await retentionStopped;
         await moFlushed;
+        warnings.close();
         storeOpen = false;
         await store.close();
         await metricsServer?.close();

@@ -206,7 +206,13 @@ export const configSchema = z.strictObject({
   log: z.strictObject({
     /** Default info. */
     level: oneOf(LOG_LEVELS).default('info'),
-  }, { error: 'must be a mapping' }).default({ level: 'info' }),
+    /**
+     * Seconds between two lines of one kind of warning about what an SMSC sends (malformed PDUs,
+     * unexpected responses, drops…), per bind or upstream: the first at once with its details, the
+     * rest counted and told in one line at the interval's end. Default 60. 0–86400; 0 logs each.
+     */
+    warningIntervalSeconds: wholeNumber(0, 86_400).default(60),
+  }, { error: 'must be a mapping' }).default({ level: 'info', warningIntervalSeconds: 60 }),
   shutdown: z.strictObject({
     /** Seconds a stop waits for outstanding submit_sm responses. Default 10. > 0. */
     drainSeconds: seconds().default(10),

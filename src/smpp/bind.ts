@@ -3,6 +3,7 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
+import type { ScopedWarnings } from '../core/warning-throttle.js';
 import { statusName } from './command-status.js';
 import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
@@ -72,7 +73,6 @@ export class Bind<T> {
   readonly #sent = new RateTracker();
   #reconnects = 0;
   #lastError = '';
-  #lastLogged = '';
   #running: Promise<void> | undefined;
   readonly #batchWakeMs: number;
 
@@ -81,6 +81,8 @@ export class Bind<T> {
     private readonly clock: Clock,
     private readonly log: Log,
     private readonly handlers: BindHandlers<T>,
+    /** What the SMSC does wrong (drops, throttling, malformed PDUs), logged once per kind per interval. */
+    private readonly warnings: ScopedWarnings,
     random: () => number = Math.random,
   ) {
     this.id = `${settings.upstream}#${settings.index}`;
@@ -144,7 +146,7 @@ export class Bind<T> {
     const now = this.clock.now();
     if (!this.#throttle.onThrottled(now)) return false;
     this.#bucket.holdUntil(now + this.#throttle.pauseLeft(now));
-    this.log.warn(
+    this.warnings.warn('throttled',
       { event: 'throttled', rate: Math.round(this.#throttle.rate(now)), pauseMs: this.settings.throttle.pauseMs },
       'SMSC throttled this bind; pausing and slowing down',
     );
@@ -211,7 +213,8 @@ export class Bind<T> {
         this.log.error({ event: 'bind_stopped', reason: why }, 'bind stopped for good; fix the configuration and restart');
         return;
       }
-      this.#logOnce(`lost:${why}`, 'warn', { event: 'bind_down', reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
+      // Once per interval: an SMSC that drops every session, or a long outage, is not a line per attempt.
+      this.warnings.warn('bind_down', { event: 'bind_down', reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
       this.#setState('backoff', why);
       this.#reconnects++;
       await new Promise<void>((resolve) => {
@@ -236,7 +239,7 @@ export class Bind<T> {
         deliver: (pdu) => h.deliver(pdu),
         ready: () => h.ready(),
         closed: (reason) => closed(reason),
-      });
+      }, this.warnings);
     } catch (e) {
       this.#session = undefined;
       if (e instanceof BindRejectedError) return { kind: 'bind_rejected', commandStatus: e.commandStatus };
@@ -249,9 +252,8 @@ export class Bind<T> {
       return { kind: 'stopped' };
     }
     this.#reconnect.onBound();
-    this.#lastLogged = '';
     this.#setState('bound', 'bound');
-    this.log.info({ event: 'bound', mode: this.settings.bindMode }, 'bind up');
+    this.warnings.info('bound', { event: 'bound', mode: this.settings.bindMode }, 'bind up');
     this.handlers.ready();
     const reason = await closedPromise;
     this.#session = undefined;
@@ -262,16 +264,6 @@ export class Bind<T> {
     if (this.#state === state) return;
     this.#state = state;
     this.handlers.stateChanged(this, state, detail);
-  }
-
-  /** Logs a condition the first time it occurs in a row, so a long outage is one line, not thousands. */
-  #logOnce(key: string, level: 'warn' | 'error', fields: object, message: string): void {
-    if (this.#lastLogged === key) {
-      this.log.debug(fields, message);
-      return;
-    }
-    this.#lastLogged = key;
-    this.log[level](fields, message);
   }
 }
 

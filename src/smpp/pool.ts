@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
+import { WarningThrottle } from '../core/warning-throttle.js';
 import type { BindState, BindStats } from './bind.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { UpstreamPool, type DeliverHandler, type MessageOutcome, type SubmitPart, type UpstreamSettings } from './upstream-pool.js';
@@ -13,6 +14,11 @@ export interface PoolOptions {
   /** Receipts and MO messages; resolves to the deliver_sm_resp command_status. Default: log, answer 0. */
   deliver?: DeliverHandler;
   onBindState?: (upstream: string, bind: string, state: BindState, detail: string) => void;
+  /**
+   * Where warnings about what the SMSCs send go, once per kind per bind per interval; its owner
+   * closes it. Default: the pool's own, at the default interval, closed by `stop`.
+   */
+  warnings?: WarningThrottle;
 }
 
 /**
@@ -23,15 +29,19 @@ export interface PoolOptions {
 export class Pool {
   readonly #upstreams = new Map<string, UpstreamPool>();
   readonly #listeners = new Set<(upstream: string) => void>();
+  /** The pool's own throttle, when the options gave none. */
+  readonly #ownWarnings: WarningThrottle | undefined;
 
   constructor(options: PoolOptions) {
+    this.#ownWarnings = options.warnings === undefined ? new WarningThrottle(options.clock) : undefined;
+    const warnings = options.warnings ?? this.#ownWarnings!;
     const deliver: DeliverHandler = options.deliver ?? (async (upstream, bind, pdu) => {
       options.log.debug({ event: 'deliver_sm', upstream, bind, esmClass: pdu.esmClass }, 'deliver_sm received (no handler configured)');
       return 0;
     });
     for (const u of options.upstreams) {
       const log = options.log.child({ upstream: u.name });
-      const pool = new UpstreamPool(u, options.clock, log, options.metrics, deliver,
+      const pool = new UpstreamPool(u, options.clock, log, options.metrics, deliver, warnings,
         (bind, state, detail) => options.onBindState?.(u.name, bind, state, detail));
       pool.on('drain', () => { for (const l of this.#listeners) l(u.name); });
       this.#upstreams.set(u.name, pool);
@@ -72,6 +82,7 @@ export class Pool {
   /** Graceful stop: no new work, outstanding responses awaited up to `drainMs`, unbind, close. */
   async stop(drainMs: number): Promise<void> {
     await Promise.all([...this.#upstreams.values()].map((u) => u.stop(drainMs)));
+    this.#ownWarnings?.close();
   }
 
   #get(upstream: string): UpstreamPool {

@@ -1,6 +1,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
+import type { ScopedWarnings } from '../core/warning-throttle.js';
 import { Status, statusName } from './command-status.js';
 import { Connection, type ConnectSettings } from './connection.js';
 import { Keepalive } from './keepalive.js';
@@ -97,16 +98,19 @@ export class Session<T> {
     private readonly clock: Clock,
     private readonly log: Log,
     private readonly handlers: SessionHandlers<T>,
+    private readonly warnings: ScopedWarnings,
   ) {
     this.#window = new Window<T>(settings.window, settings.responseTimeoutMs);
   }
 
   /**
    * Connects and binds. Rejects with BindRejectedError or a CONNECTION_CLOSED SmppdError; with
-   * PDU_FIELD_INVALID, before connecting, when the settings do not fit a bind PDU.
+   * PDU_FIELD_INVALID, before connecting, when the settings do not fit a bind PDU. `warnings`
+   * takes what the SMSC sends that is wrong (malformed PDUs, responses to nothing): once per kind
+   * per interval, not once per PDU.
    */
-  static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>): Promise<Session<T>> {
-    const session = new Session<T>(settings, clock, log, handlers);
+  static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>, warnings: ScopedWarnings): Promise<Session<T>> {
+    const session = new Session<T>(settings, clock, log, handlers, warnings);
     const bind = session.#bindPdu();
     session.#conn = await Connection.open(settings.connect, clock, {
       pdu: (pdu) => session.#onPdu(pdu),
@@ -229,7 +233,10 @@ export class Session<T> {
         this.#settle(pdu.sequenceNumber, { commandStatus: pdu.commandStatus, messageId: pdu.messageId });
         return;
       case 'generic_nack':
-        // SMPP v3.4 §4.3: a generic_nack answers the request with the same sequence number.
+        // SMPP v3.4 §4.3: a generic_nack answers the request with the same sequence number. The
+        // SMSC could not read what we sent (or does not serve it): worth a line, not one per PDU.
+        this.warnings.warn('generic_nack', { event: 'generic_nack_received', sequenceNumber: pdu.sequenceNumber, status: statusName(pdu.commandStatus) },
+          'SMSC answered generic_nack');
         if (this.#bindWaiter?.seq === pdu.sequenceNumber) return this.#bindWaiter.resolve(pdu.commandStatus || Status.RSYSERR);
         this.#settle(pdu.sequenceNumber, { commandStatus: pdu.commandStatus || Status.RSYSERR, messageId: '' });
         return;
@@ -244,7 +251,7 @@ export class Session<T> {
       case 'enquire_link_resp':
         return; // liveness is tracked by Connection.lastReceivedAt
       case 'unbind':
-        this.log.warn({ event: 'unbind_received' }, 'SMSC sent unbind; closing the session');
+        this.warnings.warn('unbind_received', { event: 'unbind_received' }, 'SMSC sent unbind; closing the session');
         this.#conn.send({ command: 'unbind_resp', commandStatus: 0, sequenceNumber: pdu.sequenceNumber });
         this.#conn.end('unbind from SMSC');
         return;
@@ -257,26 +264,37 @@ export class Session<T> {
         return;
       case 'deliver_sm_resp':
       case 'data_sm_resp':
-        return; // we never send deliver_sm or data_sm
+        // We never send deliver_sm or data_sm.
+        this.#unexpectedResponse(pdu.command, pdu.sequenceNumber);
+        return;
       case 'submit_sm':
       case 'bind_transceiver':
       case 'bind_transmitter':
       case 'bind_receiver':
         // An SMSC does not send these to an ESME (SMPP v3.4 §2.3).
+        this.warnings.warn('unexpected_request', { event: 'unexpected_request', command: pdu.command, sequenceNumber: pdu.sequenceNumber },
+          'SMSC sent a request an SMSC does not send; answered generic_nack');
         this.#nack(pdu.sequenceNumber, Status.RINVCMDID);
         return;
       case 'other':
         if (isResponseId(pdu.commandId)) {
-          this.log.warn({ event: 'unexpected_response', command: pdu.name, sequenceNumber: pdu.sequenceNumber }, 'response to nothing we sent; ignored');
+          this.#unexpectedResponse(pdu.name, pdu.sequenceNumber);
         } else {
+          this.warnings.warn('unknown_command', { event: 'unknown_command', command: pdu.name, commandId: hex(pdu.commandId), sequenceNumber: pdu.sequenceNumber },
+            'SMSC sent a command we do not serve; answered generic_nack');
           this.#nack(pdu.sequenceNumber, Status.RINVCMDID);
         }
         return;
     }
   }
 
+  #unexpectedResponse(command: string, sequenceNumber: number): void {
+    this.warnings.warn('unexpected_response', { event: 'unexpected_response', command, sequenceNumber }, 'response to nothing we sent; ignored');
+  }
+
   #onBadBody(commandId: number, sequenceNumber: number, reason: string, nackStatus: number): void {
-    this.log.warn({ event: 'malformed_pdu', command: commandName(commandId), sequenceNumber, reason }, 'malformed PDU from SMSC');
+    this.warnings.warn('malformed_pdu', { event: 'malformed_pdu', command: commandName(commandId), commandId: hex(commandId), sequenceNumber, reason },
+      isResponseId(commandId) ? 'malformed response from SMSC; ignored' : 'malformed PDU from SMSC; answered generic_nack');
     // A broken response cannot be answered; its request will expire and follow the uncertain policy.
     if (!isResponseId(commandId)) this.#nack(sequenceNumber, nackStatus);
   }
@@ -307,7 +325,7 @@ export class Session<T> {
       this.handlers.late(late.ctx, { ...resp, latencyMs: now - late.sentAt });
       return;
     }
-    this.log.warn({ event: 'unmatched_response', sequenceNumber: seq }, 'submit_sm_resp for no outstanding request; ignored');
+    this.warnings.warn('unmatched_response', { event: 'unmatched_response', sequenceNumber: seq }, 'submit_sm_resp or generic_nack for no outstanding request; ignored');
   }
 
   #afterSlotFreed(): void {
@@ -378,4 +396,8 @@ export class Session<T> {
     this.#seq = this.#seq >= 0x7fffffff ? 1 : this.#seq + 1;
     return this.#seq;
   }
+}
+
+function hex(commandId: number): string {
+  return `0x${commandId.toString(16).padStart(8, '0')}`;
 }

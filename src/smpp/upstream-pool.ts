@@ -3,6 +3,7 @@ import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
+import type { ScopedWarnings, WarningThrottle } from '../core/warning-throttle.js';
 import { Bind, type BindSettings, type BindState, type BindStats } from './bind.js';
 import { classify, THROTTLE_ERRORS, type CommandStatusTable } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
@@ -78,15 +79,11 @@ interface Ctx {
  *
  * Emits 'drain' when the queue drops below `maxQueued` after reaching it.
  */
-/** How often one bind's refusals for one reason are logged again. */
-const BIND_ERROR_LOG_MS = 60_000;
-
 export class UpstreamPool extends EventEmitter {
   readonly name: string;
   readonly #binds: Bind<Ctx>[];
   readonly #queue = new JobQueue<Job>();
-  /** bind_error_status lines: when each (bind, status) was last logged and how many since. */
-  readonly #bindErrors = new Map<string, { at: number; since: number }>();
+  readonly #warnings: ScopedWarnings;
   #delayTimer: { at: number; handle: TimerHandle } | undefined;
   #pumping = false;
   #pumpAgain = false;
@@ -99,22 +96,29 @@ export class UpstreamPool extends EventEmitter {
     private readonly log: Log,
     private readonly metrics: EngineMetrics,
     deliver: DeliverHandler,
+    /** What the SMSC does wrong, once per kind (per bind) per interval. The caller closes it. */
+    warnings: WarningThrottle,
     onBindState: (bind: string, state: BindState, detail: string) => void = () => {},
   ) {
     super();
     this.name = settings.name;
-    this.#binds = settings.binds.map((b) => new Bind<Ctx>(b, clock, log.child({ bind: `${b.upstream}#${b.index}` }), {
-      response: (ctx, r) => this.#onResponse(ctx, r),
-      uncertain: (ctx, cause) => this.#onUncertain(ctx, cause),
-      late: (ctx, r) => this.#onLate(ctx, r),
-      lateExpired: (ctx) => this.#onLateExpired(ctx),
-      deliver: (pdu) => deliver(this.name, `${b.upstream}#${b.index}`, pdu),
-      ready: () => this.#pump(),
-      stateChanged: (bind, state, detail) => {
-        if (state === 'backoff') metrics.reconnect(this.name, bind.id);
-        onBindState(bind.id, state, detail);
-      },
-    }));
+    this.#warnings = warnings.scoped(log, settings.name);
+    this.#binds = settings.binds.map((b) => {
+      const id = `${b.upstream}#${b.index}`;
+      const bindLog = log.child({ bind: id });
+      return new Bind<Ctx>(b, clock, bindLog, {
+        response: (ctx, r) => this.#onResponse(ctx, r),
+        uncertain: (ctx, cause) => this.#onUncertain(ctx, cause),
+        late: (ctx, r) => this.#onLate(ctx, r),
+        lateExpired: (ctx) => this.#onLateExpired(ctx),
+        deliver: (pdu) => deliver(this.name, id, pdu),
+        ready: () => this.#pump(),
+        stateChanged: (bind, state, detail) => {
+          if (state === 'backoff') metrics.reconnect(this.name, bind.id);
+          onBindState(bind.id, state, detail);
+        },
+      }, warnings.scoped(bindLog, id));
+    });
   }
 
   start(): void {
@@ -252,26 +256,11 @@ export class UpstreamPool extends EventEmitter {
         return this.#retryOrFail(job, r.commandStatus, name);
       default:
         // 'fail': the bind is at fault (e.g. ESME_RINVBNDSTS); the part goes to another attempt.
-        this.#warnBindError(ctx.bind.id, name);
+        // A bind that refuses every part would otherwise write one line per message.
+        this.#warnings.warn(`bind_error_status ${ctx.bind.id} ${name}`, { event: 'bind_error_status', bind: ctx.bind.id, status: name },
+          'submit_sm refused for a bind-level reason; retrying the part');
         return this.#retryOrFail(job, r.commandStatus, name);
     }
-  }
-
-  /**
-   * Once per bind and status, then at most once a minute with how many more there were: a bind
-   * that refuses every part would otherwise write one line per message.
-   */
-  #warnBindError(bind: string, status: string): void {
-    const key = `${bind} ${status}`;
-    const now = this.clock.now();
-    const seen = this.#bindErrors.get(key);
-    if (seen && now - seen.at < BIND_ERROR_LOG_MS) {
-      seen.since++;
-      return;
-    }
-    this.#bindErrors.set(key, { at: now, since: 0 });
-    this.log.warn({ event: 'bind_error_status', bind, status, ...(seen ? { moreSinceLast: seen.since } : {}) },
-      'submit_sm refused for a bind-level reason; retrying the part');
   }
 
   #retryOrFail(job: Job, commandStatus: number, name: string): void {
@@ -306,6 +295,9 @@ export class UpstreamPool extends EventEmitter {
   #onLate(ctx: Ctx, r: SubmitResponse): void {
     const { job } = ctx;
     this.metrics.lateResponse(this.name);
+    this.#warnings.warn(`late_response ${ctx.bind.id}`, {
+      event: 'late_response', bind: ctx.bind.id, commandStatus: r.commandStatus, latencyMs: Math.round(r.latencyMs),
+    }, 'submit_sm_resp after the response timeout (responseTimeoutSeconds)');
     if (job.done || job.index !== ctx.part) {
       if (r.commandStatus === 0) this.metrics.duplicate(this.name);
       return;

@@ -95,6 +95,7 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
     ['offset out of range', `${base}    smscTimeZone: "+25:00"\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00'],
     ['requestReceipts not a flag', `${base}    requestReceipts: yes please\n`, 'upstreams[0].requestReceipts: must be true or false'],
+    ['negative log.warningIntervalSeconds', `${base}log: { warningIntervalSeconds: -1 }\n`, 'log.warningIntervalSeconds: must be a whole number from 0 to 86400'],
     ['http.listen without a port', `${base}http: { listen: localhost }\n`,
       'http.listen: must be host:port, e.g. 127.0.0.1:8080 or [::1]:8080, with a port of 0–65535'],
     ['http.listen port out of range', `${base}http: { listen: "127.0.0.1:70000" }\n`, 'http.listen: must be host:port'],
@@ -192,7 +193,7 @@ describe('text, segmentation and receipt keys', () => {
 describe('defaults', () => {
   it('applies every default', async () => {
     const c = await parseConfig(base, dir);
-    expect(c.log).toEqual({ level: 'info' });
+    expect(c.log).toEqual({ level: 'info', warningIntervalSeconds: 60 });
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({

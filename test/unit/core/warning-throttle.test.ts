@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { WarningThrottle } from '../../../src/core/warning-throttle.js';
+import { recordingLog } from '../../support/http.js';
+
+function setup(intervalMs = 60_000) {
+  const clock = new ManualClock();
+  const lines: string[] = [];
+  const log = recordingLog(lines);
+  const throttle = new WarningThrottle(clock, intervalMs);
+  const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { clock, log, throttle, parsed };
+}
+
+describe('WarningThrottle', () => {
+  it('logs the first of a kind at once with its details, counts the repeats, and tells the count with the last one\'s details when the interval ends', () => {
+    const { clock, log, throttle, parsed } = setup();
+    for (let seq = 1; seq <= 1_000; seq++) {
+      throttle.warn(log, 'malformed_pdu@sim#0', { event: 'malformed_pdu', sequenceNumber: seq }, 'malformed PDU from SMSC');
+      clock.advance(10);
+    }
+    // 1,000 PDUs in 10 s: one line so far.
+    expect(parsed()).toEqual([{ level: 'warn', event: 'malformed_pdu', sequenceNumber: 1, msg: 'malformed PDU from SMSC' }]);
+    clock.advance(50_000);
+    expect(parsed()).toHaveLength(2);
+    expect(parsed()[1]).toEqual({
+      level: 'warn', event: 'malformed_pdu', sequenceNumber: 1_000, repeated: 999, intervalSeconds: 60,
+      msg: 'malformed PDU from SMSC (999 more in the last 60 s; details of the last)',
+    });
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('a kind that goes on is one line per interval; after a quiet interval the next is logged at once again', () => {
+    const { clock, log, throttle, parsed } = setup(1_000);
+    for (let i = 0; i < 350; i++) {
+      throttle.warn(log, 'k', { n: i }, 'again');
+      clock.advance(10);
+    }
+    // t = 0 at once, then a count at 1 s, 2 s, 3 s (each of the 100 in that second), the last 50 at 4 s.
+    clock.advance(5_000);
+    expect(parsed().map((l) => l['repeated'] ?? 'first')).toEqual(['first', 99, 100, 100, 50]);
+    throttle.warn(log, 'k', { n: 'later' }, 'again');
+    expect(parsed().at(-1)).toEqual({ level: 'warn', n: 'later', msg: 'again' });
+  });
+
+  it('counts each kind, and each scope of a kind, apart', () => {
+    const { log, throttle, parsed } = setup();
+    const bind0 = throttle.scoped(log, 'sim#0');
+    const bind1 = throttle.scoped(log, 'sim#1');
+    for (let i = 0; i < 10; i++) {
+      bind0.warn('malformed_pdu', { bind: 0 }, 'malformed');
+      bind1.warn('malformed_pdu', { bind: 1 }, 'malformed');
+      bind0.warn('unexpected_response', { bind: 0 }, 'unexpected');
+      throttle.info(log, 'parked_age@sim', { n: i }, 'aged out');
+    }
+    expect(parsed().map((l) => `${l['level']} ${l['msg']} ${l['bind'] ?? l['n']}`)).toEqual([
+      'warn malformed 0', 'warn malformed 1', 'warn unexpected 0', 'info aged out 0',
+    ]);
+  });
+
+  it('an interval of 0 logs every occurrence and holds nothing', () => {
+    const { clock, log, throttle, parsed } = setup(0);
+    for (let i = 0; i < 5; i++) throttle.warn(log, 'k', { i }, 'each');
+    expect(parsed()).toHaveLength(5);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('close tells what was counted, leaves no timer, and later warnings go out at once', () => {
+    const { clock, log, throttle, parsed } = setup();
+    for (let i = 0; i < 4; i++) throttle.warn(log, 'k', { i }, 'w');
+    expect(clock.pendingTimers).toBe(1);
+    throttle.close();
+    expect(clock.pendingTimers).toBe(0);
+    expect(parsed().map((l) => l['repeated'] ?? 'first')).toEqual(['first', 3]);
+    throttle.warn(log, 'k', { i: 'after' }, 'w');
+    throttle.warn(log, 'k', { i: 'after' }, 'w');
+    expect(parsed()).toHaveLength(4);
+  });
+
+  it('stays bounded when the code makes more kinds than it tracks: the excess share one', () => {
+    const { log, throttle, parsed } = setup();
+    for (let i = 0; i < 5_000; i++) throttle.warn(log, `kind${i}`, { i }, 'w');
+    expect(parsed()).toHaveLength(1_001);
+  });
+});
