@@ -134,7 +134,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   });
   deps.onPool?.(pool);
   const dispatcher = new Dispatcher({
-    store, pool, clock, log: log.child({ component: 'dispatcher' }),
+    store, pool, clock, log: log.child({ component: 'dispatcher' }), warnings,
     ...(deps.metrics ? { counters: deps.metrics } : {}),
     // Twice what the windows hold: the next messages wait in the pool's queue, not in the store.
     upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),

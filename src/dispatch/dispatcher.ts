@@ -10,6 +10,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
+import { WarningThrottle } from '../core/warning-throttle.js';
 import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
 import type { ClaimedMessage, PartResult, Store } from '../store/store.js';
 import { responseKey } from '../sms/message-id.js';
@@ -71,6 +72,11 @@ export interface DispatcherOptions {
   /** Parked receipts older than this are dropped (they belong to no message of ours). Default 7 days. */
   parkedMaxAgeMs?: number;
   counters?: DispatchCounters;
+  /**
+   * Warnings about parts the SMSC left uncertain, once per kind per interval; its owner closes it.
+   * Default: the dispatcher's own, closed by `stop`.
+   */
+  warnings?: WarningThrottle;
 }
 
 /** Outcomes awaiting their record, at most, per message the pool may hold. */
@@ -97,7 +103,9 @@ interface Lane {
 }
 
 export class Dispatcher {
-  readonly #o: Required<Omit<DispatcherOptions, 'upstreams'>>;
+  readonly #o: Required<Omit<DispatcherOptions, 'upstreams' | 'warnings'>>;
+  readonly #warnings: WarningThrottle;
+  readonly #ownWarnings: boolean;
   readonly #lanes: Map<string, Lane>;
   readonly #settling = new Set<Promise<void>>();
   /** Direct admissions whose accept is under way: each ends in a hand-over or in nothing. */
@@ -112,7 +120,10 @@ export class Dispatcher {
   #stopped = true;
 
   constructor(o: DispatcherOptions) {
-    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, counters: noCounters, ...o };
+    const { warnings, ...rest } = o;
+    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, counters: noCounters, ...rest };
+    this.#ownWarnings = warnings === undefined;
+    this.#warnings = warnings ?? new WarningThrottle(o.clock);
     this.#lanes = new Map(o.upstreams.map((u) => [u.name, {
       upstream: u, inPool: 0, unrecorded: 0, running: false, again: false, caughtUp: false,
     }]));
@@ -148,6 +159,7 @@ export class Dispatcher {
     while (this.#settling.size > 0 || this.#admitted.size > 0 || this.#filling.size > 0) {
       await Promise.all([...this.#filling, ...this.#admitted, ...this.#settling]);
     }
+    if (this.#ownWarnings) this.#warnings.close();
     if (this.#requeuedAtStop > 0) {
       this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
     }
@@ -318,6 +330,15 @@ export class Dispatcher {
   #record(m: ClaimedMessage, outcomes: PartOutcome[]): Promise<void> {
     const now = this.#o.clock.wallNow();
     const results = m.parts.map((p, i) => partResult(p.part, p.attempts, outcomes[i], now));
+    m.parts.forEach((p, i) => {
+      const o = outcomes[i];
+      if (o?.kind !== 'uncertain' || o.why !== 'attempts') return;
+      // The SMSC answered none of the attempts: a line naming the part, once per interval (with a
+      // count of the others) when the SMSC stops answering altogether.
+      this.#warnings.warn(this.#o.log, `uncertain_resend_exhausted@${m.upstream}`, {
+        event: 'uncertain_resend_exhausted', upstream: m.upstream, messageId: m.id, part: p.part, cause: o.cause, attempts: o.attempts,
+      }, 'onUncertain: resend ran out of attempts; the part is FAILED');
+    });
     return this.#o.store.recordSubmit(m.id, results, now);
   }
 }
@@ -362,11 +383,17 @@ export function partResult(part: number, priorAttempts: number, o: PartOutcome |
       return { part, kind: 'final', status: 'FAILED', reason: `retries exhausted: ${commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'retry' })}`, attempts: priorAttempts + o.attempts };
     case 'invalid':
       return { part, kind: 'final', status: 'REJECTED', reason: `not sendable: ${o.reason}`, attempts: priorAttempts };
-    case 'uncertain':
+    case 'uncertain': {
+      // Resent at the next start, as a restart resends what a crash left in flight.
+      if (o.why === 'stopped') return { part, kind: 'requeue', notBefore: now };
+      const what = o.cause === 'timeout' ? 'no submit_sm_resp in time' : 'the link dropped before the submit_sm_resp';
       return {
         part, kind: 'final', status: 'FAILED', attempts: priorAttempts + o.attempts,
-        reason: `uncertain: ${o.cause === 'timeout' ? 'no submit_sm_resp in time' : 'the link dropped before the submit_sm_resp'} (onUncertain: fail)`,
+        reason: o.why === 'policy'
+          ? `uncertain: ${what} (onUncertain: fail)`
+          : `uncertain: ${what} after ${o.attempts} attempts (onUncertain: resend, retry.maxAttempts used up)`,
       };
+    }
     case 'unsent':
       return o.reason === 'stopped'
         ? { part, kind: 'requeue', notBefore: now }

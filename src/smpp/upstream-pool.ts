@@ -21,8 +21,12 @@ export type PartOutcome =
   /** Refused before sending: the PDU cannot be encoded (a field too long for SMPP v3.4). */
   | { kind: 'invalid'; reason: string }
   | { kind: 'failed'; commandStatus: number; statusName: string; attempts: number }
-  /** No response and the policy says not to resend (or the pool stopped): it may or may not have gone out. */
-  | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number }
+  /**
+   * No response, and no resend: `why` says whether the policy is `fail` ('policy'), `resend` used up
+   * `maxAttempts` ('attempts'), or the pool stopped before it could resend ('stopped'). It may or
+   * may not have gone out.
+   */
+  | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number; why: UncertainWhy }
   /** Never written: the pool stopped, or an earlier part of the message failed. */
   | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' };
 
@@ -33,12 +37,15 @@ export interface MessageOutcome {
 /** What to do with a request whose outcome is uncertain (no response in time, link dropped). */
 export type UncertainPolicy = 'resend' | 'fail';
 
+/** Why an uncertain part was not resent (`PartOutcome` 'uncertain'). */
+export type UncertainWhy = 'policy' | 'attempts' | 'stopped';
+
 export interface UpstreamSettings {
   name: string;
   /** One entry per bind; `index` 0..n-1. */
   binds: BindSettings[];
   onUncertain: UncertainPolicy;
-  /** Attempts per part for retryable statuses other than throttling (≥ 1). */
+  /** Attempts per part for retryable statuses other than throttling, and for uncertain ones under `resend` (≥ 1). */
   maxAttempts: number;
   retryBackoff: BackoffPolicy;
   /** Jobs waiting for a bind before `submit` refuses with POOL_FULL (≥ 1). */
@@ -288,8 +295,14 @@ export class UpstreamPool extends EventEmitter {
       job.awaitingLate = true; // a late submit_sm_resp may still settle it
       return;
     }
-    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts };
+    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts, why: this.#uncertainWhy() };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+  }
+
+  /** Why an uncertain part is not resent (called once `#onUncertain` decided it is not). */
+  #uncertainWhy(): UncertainWhy {
+    if (this.settings.onUncertain === 'fail') return 'policy';
+    return this.#stopping ? 'stopped' : 'attempts';
   }
 
   #onLate(ctx: Ctx, r: SubmitResponse): void {
@@ -316,7 +329,7 @@ export class UpstreamPool extends EventEmitter {
     const { job } = ctx;
     if (!job.awaitingLate || ctx.attempt !== job.attempt || job.done) return;
     job.awaitingLate = false;
-    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts };
+    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts, why: this.#uncertainWhy() };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
   }
 
