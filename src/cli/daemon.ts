@@ -11,6 +11,7 @@ import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher, type DispatchCounters } from '../dispatch/dispatcher.js';
 import { InboundRouting } from '../dispatch/inbound-routing.js';
+import { ReceiptParking, type ParkingCounters } from '../dispatch/receipt-parking.js';
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
 import { WebhookClient } from '../events/webhook-client.js';
@@ -57,7 +58,8 @@ export interface RunningDaemon {
 }
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
-export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & HttpMetricsSource & HttpListenerMetrics & AmqpIngressMetrics & RetentionMetrics & {
+export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & ParkingCounters & HttpMetricsSource & HttpListenerMetrics
+  & AmqpIngressMetrics & RetentionMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
 };
 
@@ -124,9 +126,14 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const upstreams = config.upstreams.map(upstreamSettings);
   // What the SMSCs send that is wrong, once per kind per interval (closed last, at stop).
   const warnings = new WarningThrottle(clock, config.log.warningIntervalSeconds * 1000);
+  const parking = new ReceiptParking({
+    store, clock, log: log.child({ component: 'receipt-parking' }), warnings, ...(deps.metrics ? { counters: deps.metrics } : {}),
+    upstreams: config.upstreams.map((u) => ({ upstream: u.name, max: u.parkedReceipts.max, maxAgeMs: u.parkedReceipts.maxAgeSeconds * 1000 })),
+  });
   const deliveries = new Deliveries({
     store, clock, log: log.child({ component: 'deliveries' }), ...(deps.metrics ? { counters: deps.metrics } : {}), routeInbound: (upstream, destination) => routing.route(upstream, destination),
     upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
+    parking, warnings,
   });
   const pool = new Pool({
     upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics, warnings,
@@ -187,6 +194,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
 
   pool.start();
   await dispatcher.start();
+  parking.start();
   retention?.start();
   events.start();
   // Neither waits for the broker: both connect, and reconnect, in the background.
@@ -247,6 +255,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         // No more sweeps; the store call under way (if any) is waited for before the store closes,
         // not here, so a slow one does not keep HTTP taking requests.
         const retentionStopped = retention?.stop();
+        const parkingStopped = parking.stop();
         // No new work: HTTP first (in-flight requests finish and commit), then no new claims.
         await http.close();
         // The queue next: sends under way commit and are acked, held messages go back to the queue.
@@ -259,6 +268,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await amqpEvents?.stop();
         await retentionStopped;
         await moFlushed;
+        await parkingStopped;
         warnings.close();
         storeOpen = false;
         await store.close();

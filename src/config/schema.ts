@@ -258,6 +258,14 @@ export const configSchema = z.strictObject({
     if (u.inboundClient !== undefined && !clients.has(u.inboundClient)) {
       ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'inboundClient'], message: 'names no client' });
     }
+    // An instance's submit outcome may reach the shared store up to a lease later than a receipt
+    // that another instance's bind took: past its lease, its parts are another instance's to resend.
+    if (c.store.kind === 'postgres' && u.parkedReceipts.maxAgeSeconds < c.store.leaseSeconds) {
+      ctx.addIssue({
+        code: 'custom', path: ['upstreams', i, 'parkedReceipts', 'maxAgeSeconds'],
+        message: `must be ≥ store.leaseSeconds (${c.store.leaseSeconds}) with store kind postgres: another instance may record the submit_sm_resp that late`,
+      });
+    }
   });
 });
 

@@ -17,6 +17,9 @@ export const PASSWORD_MAX = 8;
 const SYSTEM_TYPE_MAX = 12;
 const ADDRESS_RANGE_MAX = 40;
 
+/** `parkedReceipts` when the file leaves it out: ample for receipts that overtake their response, bounded for those that never match. */
+export const PARKED_RECEIPTS_DEFAULTS = { max: 50_000, maxAgeSeconds: 3_600 } as const;
+
 const STATUS_CODE_KEY = /^(0[xX][0-9a-fA-F]{1,8}|\d{1,10})$/;
 const UPSTREAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -160,11 +163,30 @@ export const upstreamSchema = z.strictObject({
   /** source_addr_ton/npi by the kind of sender ID. Default alphanumeric 5/0, international 1/1, shortCode 3/0; each 0–255. */
   sourceAddress: sourceAddressSchema,
   /**
+   * Receipts that match no part yet wait ("park") for the submit_sm_resp that gives their part its
+   * id: it may be recorded after the receipt arrives (on another bind, or another instance's). At
+   * most `max` (default 50000, 1–10000000) per upstream: past it the oldest are dropped and
+   * counted (smppd_receipts_parked_dropped_total). Each at most `maxAgeSeconds` (default 3600,
+   * 1–604800; at least 2 × responseTimeoutSeconds, and with store kind postgres at least
+   * store.leaseSeconds).
+   */
+  parkedReceipts: z.strictObject({
+    max: wholeNumber(1, 10_000_000).default(PARKED_RECEIPTS_DEFAULTS.max),
+    maxAgeSeconds: wholeNumber(1, 604_800).default(PARKED_RECEIPTS_DEFAULTS.maxAgeSeconds),
+  }, { error: 'must be a mapping { max, maxAgeSeconds }' }).default(PARKED_RECEIPTS_DEFAULTS),
+  /**
    * The client (a `clients[].name`) that gets this upstream's inbound messages whose destination
    * is in no client's `inboundNumbers`. Default: none; such messages go to no client.
    */
   inboundClient: nonEmpty().optional(),
 }).superRefine((u, ctx) => {
+  // A receipt may come before a submit_sm_resp that comes late (within the grace of one more timeout).
+  if (u.parkedReceipts.maxAgeSeconds < 2 * u.responseTimeoutSeconds) {
+    ctx.addIssue({
+      code: 'custom', path: ['parkedReceipts', 'maxAgeSeconds'],
+      message: `must be ≥ 2 × responseTimeoutSeconds (${2 * u.responseTimeoutSeconds}): a receipt may come before a late submit_sm_resp`,
+    });
+  }
   if (u.password !== undefined && u.passwordFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });
   } else if (u.password === undefined && u.passwordFile === undefined) {

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { WarningThrottle } from '../core/warning-throttle.js';
 import { Status } from '../smpp/command-status.js';
 import type { DataSmPdu, DeliverSmPdu } from '../smpp/pdu.js';
 import type { Store } from '../store/store.js';
@@ -20,11 +21,15 @@ export interface DeliveryUpstream extends ReceiptSettings {
 }
 
 export interface DeliveryCounters {
-  receipt(upstream: string, result: 'matched' | 'parked' | 'ignored' | 'unknown_stat' | 'error'): void;
+  /** `no_id`: a receipt that names no message id, answered ESME_ROK and dropped (nothing could ever match it). */
+  receipt(upstream: string, result: 'matched' | 'parked' | 'ignored' | 'unknown_stat' | 'no_id' | 'error'): void;
   inbound(upstream: string): void;
 }
 
 const noCounters: DeliveryCounters = { receipt: () => {}, inbound: () => {} };
+
+/** Characters of a receipt's text a log line carries at most (message_payload may hold 64 KiB). */
+const RAW_IN_LOG = 200;
 
 /**
  * How long an incomplete MO waits for its other parts, in wall time from its first part and across
@@ -40,6 +45,8 @@ export class Deliveries {
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #counters: DeliveryCounters;
+  readonly #warnings: WarningThrottle;
+  readonly #parking: { parked(upstream: string): void } | undefined;
   readonly #route: (upstream: string, destination: string) => InboundRoute;
   readonly #upstreams = new Map<string, { receipts: UpstreamReceipts; defaultAlphabet: DefaultAlphabet }>();
 
@@ -47,12 +54,18 @@ export class Deliveries {
     store: Store; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters;
     /** Which client an MO belongs to (`InboundRouting.route`). Default: none. */
     routeInbound?: (upstream: string, destination: string) => InboundRoute;
+    /** Told of each receipt parked, to keep the parking bounded (`ReceiptParking`). Default: none. */
+    parking?: { parked(upstream: string): void };
+    /** Receipts that cannot be matched, logged once per kind per interval; its owner closes it. Default: one at the default interval. */
+    warnings?: WarningThrottle;
   }) {
     this.#store = o.store;
     this.#route = o.routeInbound ?? (() => ({ client: null, events: false }));
     this.#clock = o.clock;
     this.#log = o.log;
     this.#counters = o.counters ?? noCounters;
+    this.#warnings = o.warnings ?? new WarningThrottle(o.clock);
+    this.#parking = o.parking;
     for (const u of o.upstreams) {
       this.#upstreams.set(u.name, { receipts: new UpstreamReceipts(u), defaultAlphabet: u.defaultAlphabet });
     }
@@ -108,11 +121,21 @@ export class Deliveries {
       raw: { ...receipt },
       receivedAt: this.#clock.wallNow(),
     });
-    if (applied.kind === 'matched') {
-      receipts.found(receipt.id ?? '', [applied.key]);
-      this.#counters.receipt(upstream, outcome.status === null ? 'unknown_stat' : applied.changed ? 'matched' : 'ignored');
-    } else {
-      this.#counters.receipt(upstream, 'parked');
+    switch (applied.kind) {
+      case 'matched':
+        receipts.found(receipt.id ?? '', [applied.key]);
+        this.#counters.receipt(upstream, outcome.status === null ? 'unknown_stat' : applied.changed ? 'matched' : 'ignored');
+        return;
+      case 'parked':
+        this.#counters.receipt(upstream, 'parked');
+        this.#parking?.parked(upstream);
+        return;
+      case 'dropped':
+        // Answered ESME_ROK all the same: an error would make the SMSC send it again, forever.
+        this.#counters.receipt(upstream, 'no_id');
+        this.#warnings.warn(this.#log, `receipt_without_id@${upstream}`, { event: 'receipt_without_id', upstream, bind, stat: receipt.stat, text: receipt.raw.slice(0, RAW_IN_LOG) },
+          'receipt names no message id (neither text id: nor receipted_message_id): answered ESME_ROK and dropped');
+        return;
     }
   }
 

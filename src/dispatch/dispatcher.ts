@@ -69,8 +69,6 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** Messages claimed per store round trip. Default 500. */
   claimBatch?: number;
-  /** Parked receipts older than this are dropped (they belong to no message of ours). Default 7 days. */
-  parkedMaxAgeMs?: number;
   counters?: DispatchCounters;
   /**
    * Warnings about parts the SMSC left uncertain, once per kind per interval; its owner closes it.
@@ -81,8 +79,6 @@ export interface DispatcherOptions {
 
 /** Outcomes awaiting their record, at most, per message the pool may hold. */
 const UNRECORDED_PER_IN_POOL = 2;
-/** How often old parked receipts are dropped. */
-const PRUNE_EVERY_MS = 3_600_000;
 /** How often parts of an instance that is gone are looked for (a shared store). */
 const RECOVER_EVERY_MS = 60_000;
 
@@ -113,7 +109,6 @@ export class Dispatcher {
   /** Claims under way (`#fill`): what they take is handed over before `stop` resolves. */
   readonly #filling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
-  #prunedAt = -Infinity;
   #recoveredAt = -Infinity;
   #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
@@ -121,7 +116,7 @@ export class Dispatcher {
 
   constructor(o: DispatcherOptions) {
     const { warnings, ...rest } = o;
-    this.#o = { pollMs: 250, claimBatch: 500, parkedMaxAgeMs: 7 * 86_400_000, counters: noCounters, ...rest };
+    this.#o = { pollMs: 250, claimBatch: 500, counters: noCounters, ...rest };
     this.#ownWarnings = warnings === undefined;
     this.#warnings = warnings ?? new WarningThrottle(o.clock);
     this.#lanes = new Map(o.upstreams.map((u) => [u.name, {
@@ -221,12 +216,8 @@ export class Dispatcher {
         return n;
       }));
     }
-    if (this.#o.clock.now() - this.#prunedAt >= PRUNE_EVERY_MS) {
-      this.#prunedAt = this.#o.clock.now();
-      chores.push(this.#o.store.pruneParked(now - this.#o.parkedMaxAgeMs));
-    }
     void Promise.all(chores)
-      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules, expiring messages or pruning parked receipts failed'))
+      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules, expiring messages or recovering abandoned parts failed'))
       .finally(() => this.wake());
     this.#timer = this.#o.clock.setTimer(this.#o.pollMs, () => this.#tick());
   }

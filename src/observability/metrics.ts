@@ -56,6 +56,7 @@ export class Metrics {
   readonly #httpRefused: Counter<'reason'>;
   readonly #httpConnections: Gauge;
   readonly #receipts: Counter<'upstream' | 'result'>;
+  readonly #parkedDropped: Counter<'upstream' | 'reason'>;
   readonly #inbound: Counter<'upstream'>;
   readonly #dispatched: Counter<'upstream' | 'via'>;
   readonly #amqpMessages: Counter<'result'>;
@@ -104,8 +105,14 @@ export class Metrics {
     });
     this.#httpConnections = new Gauge({ name: 'smppd_http_connections', help: 'open connections to the HTTP API listener (at most http.maxConnections)', registers: [r] });
     this.#receipts = new Counter({
-      name: 'smppd_receipts_total', help: 'delivery receipts by result: matched, parked (before their submit_sm_resp), ignored (no change), unknown_stat, error (answered with a temporary error)',
+      name: 'smppd_receipts_total',
+      help: 'delivery receipts by result: matched, parked (before their submit_sm_resp), ignored (no change), unknown_stat, no_id (names no message id: dropped), error (answered with a temporary error)',
       labelNames: ['upstream', 'result'], registers: [r],
+    });
+    this.#parkedDropped = new Counter({
+      name: 'smppd_receipts_parked_dropped_total',
+      help: 'parked receipts dropped before any submit_sm_resp gave their id: age (older than parkedReceipts.maxAgeSeconds), cap (the oldest past parkedReceipts.max)',
+      labelNames: ['upstream', 'reason'], registers: [r],
     });
     this.#dispatched = new Counter({
       name: 'smppd_dispatched_total', help: 'messages handed to the binds, by how they left the store: claim (taken from the queue), accept (stored claimed and handed over at once: the queue was empty)',
@@ -258,6 +265,11 @@ export class Metrics {
 
   inbound(upstream: string): void {
     this.#inbound.inc({ upstream });
+  }
+
+  /** `ParkingCounters` of the receipt parking. */
+  parkedDropped(upstream: string, reason: 'age' | 'cap', count: number): void {
+    this.#parkedDropped.inc({ upstream, reason }, count);
   }
 
   /** `DispatchCounters` of the dispatcher. */

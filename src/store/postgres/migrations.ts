@@ -289,6 +289,13 @@ ALTER TABLE inbound ADD COLUMN problems TEXT;
 ALTER TABLE inbound ADD COLUMN raw BYTEA;
 `,
   },
+  {
+    version: 6,
+    name: 'parked receipts per upstream',
+    // pruneParked keeps each upstream's newest parked receipts and deletes the rest: read on this
+    // index backwards from the newest, it passes `max` entries instead of sorting the table.
+    sql: `CREATE INDEX parked_receipts_upstream ON parked_receipts (upstream, received_at, id);`,
+  },
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

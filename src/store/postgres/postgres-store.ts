@@ -25,7 +25,7 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept, acceptLoose, isLoose } from './accept.js';
@@ -245,8 +245,8 @@ export class PostgresStore implements Store {
     return this.#tx((tx) => expire(tx, now));
   }
 
-  pruneParked(before: number): Promise<number> {
-    return this.#tx((tx) => pruneParked(tx, before));
+  pruneParked(limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
+    return this.#tx((tx) => pruneParked(tx, limits, otherBefore));
   }
 
   /** Several instances may sweep at once: each skips what another holds (`retention.ts`). */

@@ -6,8 +6,8 @@
  * the keys (`receiptKeyLocksSql`), so one of them sees what the other committed, and a parked
  * receipt is applied exactly once.
  */
-import { mergeReceipt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData } from '../rules/receipts.js';
-import type { ReceiptRecord } from '../store.js';
+import { mergeReceipt, tallyDropped, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData } from '../rules/receipts.js';
+import type { ParkedDropped, ParkingLimit, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 
@@ -124,7 +124,21 @@ export function park(tx: Tx, receipts: readonly ReceiptRecord[]): void {
   ]);
 }
 
-/** Deletes receipts parked before `before` (their keys go with them: ON DELETE CASCADE). */
-export async function pruneParked(tx: Tx, before: number): Promise<number> {
-  return tx.run('DELETE FROM parked_receipts WHERE received_at < $1', [before]);
+// Each upstream's newest `max` kept (on parked_receipts_upstream, read backwards), the rest deleted.
+// Two instances pruning at once delete each row once: the second waits for the first's row locks
+// and skips the rows it finds gone.
+const PRUNE_AGE_SQL = 'DELETE FROM parked_receipts WHERE upstream = $1 AND received_at < $2';
+export const PRUNE_CAP_SQL = `DELETE FROM parked_receipts WHERE id IN (
+  SELECT id FROM parked_receipts WHERE upstream = $1 ORDER BY received_at DESC, id DESC OFFSET $2)`;
+const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts WHERE received_at < $1 AND upstream <> ALL($2::text[])
+  RETURNING upstream, 1 AS count`;
+
+/** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
+export async function pruneParked(tx: Tx, limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
+  const age: Array<{ upstream: string; count: number }> = [];
+  const cap: Array<{ upstream: string; count: number }> = [];
+  for (const l of limits) age.push({ upstream: l.upstream, count: await tx.run(PRUNE_AGE_SQL, [l.upstream, l.before]) });
+  for (const l of limits) cap.push({ upstream: l.upstream, count: await tx.run(PRUNE_CAP_SQL, [l.upstream, Math.max(0, l.max)]) });
+  const others = await tx.rows<{ upstream: string; count: number }>(PRUNE_OTHERS_SQL, [otherBefore, limits.map((l) => l.upstream)]);
+  return [...tallyDropped('age', [...age, ...others]), ...tallyDropped('cap', cap)];
 }

@@ -92,7 +92,13 @@ export async function applyStatusWrites(tx: Tx, ctx: InstanceContext, writes: re
       continue;
     }
     const receipt = w.receipt;
-    const match = matchOf(receipt, found.get(receiptIndex++), states, keyed);
+    const stored = found.get(receiptIndex++);
+    if (receipt.keys.length === 0) {
+      // No id: nothing could ever unpark it.
+      results.push({ kind: 'dropped', reason: 'no_id' });
+      continue;
+    }
+    const match = matchOf(receipt, stored, states, keyed);
     if (match === undefined) {
       const h: HeldReceipt = { receipt, taken: false };
       toPark.push(h);

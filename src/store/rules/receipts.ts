@@ -6,6 +6,7 @@
  */
 import type { DeliveryStatus } from '../../sms/status.js';
 import type { PartStatusRow } from '../rows.js';
+import type { ParkedDropped } from '../store.js';
 import { mergePartStatus } from './part-status.js';
 
 /** A receipt as it is applied, fresh or unparked. */
@@ -87,4 +88,14 @@ export function mergeReceipt(
     changed: changed ? 1 : 0, ignored: merged === null ? 'unknown' : (merged.ignored ?? null), raw: JSON.stringify(receipt.raw),
     received_at: receipt.receivedAt,
   };
+}
+
+/**
+ * A prune's deletions as `pruneParked` answers them, one entry per upstream with a count above 0:
+ * `deleted` holds statements' row counts, or a count of 1 per row a RETURNING gave back.
+ */
+export function tallyDropped(reason: ParkedDropped['reason'], deleted: ReadonlyArray<{ upstream: string; count: number }>): ParkedDropped[] {
+  const byUpstream = new Map<string, number>();
+  for (const d of deleted) if (d.count > 0) byUpstream.set(d.upstream, (byUpstream.get(d.upstream) ?? 0) + d.count);
+  return [...byUpstream].map(([upstream, count]) => ({ upstream, reason, count }));
 }

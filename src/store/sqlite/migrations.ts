@@ -272,6 +272,14 @@ ALTER TABLE inbound ADD COLUMN problems TEXT;
 ALTER TABLE inbound ADD COLUMN raw BLOB;
 `,
   },
+  {
+    version: 6,
+    name: 'parked receipts per upstream',
+    // pruneParked keeps each upstream's newest parked receipts and deletes the rest: read on this
+    // index backwards from the newest (id is the rowid, in every index), it passes `max` entries
+    // instead of sorting the table.
+    sql: `CREATE INDEX parked_receipts_upstream ON parked_receipts (upstream, received_at);`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

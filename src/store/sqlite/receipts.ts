@@ -7,9 +7,9 @@
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { MessageState, PartStatusRow } from '../rows.js';
 import {
-  mergeReceipt, receiptChangedAt, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
+  mergeReceipt, receiptChangedAt, tallyDropped, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
 } from '../rules/receipts.js';
-import type { ReceiptApplied, ReceiptRecord } from '../store.js';
+import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../store.js';
 import { loadMessageState, settleLoaded } from './part-status.js';
 import type { Sql } from './sql.js';
 
@@ -21,6 +21,8 @@ function findPart(sql: Sql, upstream: string, key: string): { message_id: string
 }
 
 export function applyReceipt(sql: Sql, receipt: ReceiptRecord): ReceiptApplied {
+  // No id: nothing could ever unpark it.
+  if (receipt.keys.length === 0) return { kind: 'dropped', reason: 'no_id' };
   for (const key of receipt.keys) {
     const found = findPart(sql, receipt.upstream, key);
     if (!found) continue;
@@ -91,9 +93,20 @@ function park(sql: Sql, receipt: ReceiptRecord): void {
   sql.parked.parked(receipt.upstream, keys);
 }
 
-/** Deletes receipts parked before `before` (their keys go with them: ON DELETE CASCADE). */
-export function pruneParked(sql: Sql, before: number): number {
-  const deleted = Number(sql.run('DELETE FROM parked_receipts WHERE received_at < ?', before).changes);
-  if (deleted > 0) sql.parked.invalidate();
-  return deleted;
+// Each upstream's newest `max` kept (on parked_receipts_upstream, read backwards), the rest deleted.
+const PRUNE_AGE_SQL = 'DELETE FROM parked_receipts WHERE upstream = ? AND received_at < ?';
+export const PRUNE_CAP_SQL = `DELETE FROM parked_receipts WHERE id IN (
+  SELECT id FROM parked_receipts WHERE upstream = ? ORDER BY received_at DESC, id DESC LIMIT -1 OFFSET ?)`;
+const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts
+  WHERE received_at < ? AND upstream NOT IN (SELECT value FROM json_each(?)) RETURNING upstream`;
+
+/** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
+export function pruneParked(sql: Sql, limits: readonly ParkingLimit[], otherBefore: number): ParkedDropped[] {
+  const age = limits.map((l) => ({ upstream: l.upstream, count: Number(sql.run(PRUNE_AGE_SQL, l.upstream, l.before).changes) }));
+  const cap = limits.map((l) => ({ upstream: l.upstream, count: Number(sql.run(PRUNE_CAP_SQL, l.upstream, Math.max(0, l.max)).changes) }));
+  const others = sql.all<{ upstream: string }>(PRUNE_OTHERS_SQL, otherBefore, JSON.stringify(limits.map((l) => l.upstream)))
+    .map((r) => ({ upstream: r.upstream, count: 1 }));
+  const dropped = [...tallyDropped('age', [...age, ...others]), ...tallyDropped('cap', cap)];
+  if (dropped.length > 0) sql.parked.invalidate();
+  return dropped;
 }

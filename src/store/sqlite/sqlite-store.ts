@@ -12,7 +12,7 @@ import { asStoreError } from '../store-error.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept } from './accept.js';
@@ -156,8 +156,8 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => expire(this.#sql, now));
   }
 
-  pruneParked(before: number): Promise<number> {
-    return this.#writes.run(() => pruneParked(this.#sql, before));
+  pruneParked(limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
+    return this.#writes.run(() => pruneParked(this.#sql, limits, otherBefore));
   }
 
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {

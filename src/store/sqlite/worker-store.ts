@@ -11,7 +11,7 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
   AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import {
@@ -92,8 +92,8 @@ export class SqliteWorkerStore implements Store {
     return this.#call('applyReceipt', [receipt]);
   }
 
-  pruneParked(before: number): Promise<number> {
-    return this.#call('pruneParked', [before]);
+  pruneParked(limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
+    return this.#call('pruneParked', [limits, otherBefore]);
   }
 
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {

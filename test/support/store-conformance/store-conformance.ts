@@ -10,6 +10,7 @@ import { describeBatchesAndSchedules } from './batches-schedules.js';
 import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
 import { describeInboundParts } from './inbound-parts.js';
+import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
 import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
@@ -19,6 +20,7 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeAcceptAndClaim(factory);
   describeBatchesAndSchedules(factory);
   describeSubmitAndReceipts(factory);
+  describeParkedReceipts(factory);
   describeEventDelivery(factory);
   describeInboundParts(factory);
   describeRecoveryAndExpiry(factory);

@@ -124,18 +124,6 @@ export function describeSubmitAndReceipts(factory: StoreFactory): void {
       expect(await t.store.applyReceipt(receipt(['k2', 'k1'], 'DELIVERED'))).toMatchObject({ messageId: 'b', key: 'k2' });
     });
 
-    it('parked receipts older than the cut-off are dropped with their keys; newer ones still match', async () => {
-      expect(await t.store.applyReceipt(receipt(['old1'], 'DELIVERED', { receivedAt: 1_000 }))).toEqual({ kind: 'parked' });
-      expect(await t.store.applyReceipt(receipt(['new1'], 'DELIVERED', { receivedAt: 9_000 }))).toEqual({ kind: 'parked' });
-      expect(await t.store.pruneParked(5_000)).toBe(1);
-      expect((await t.rows('SELECT COUNT(*) AS n FROM parked_receipt_keys'))[0]).toEqual({ n: 1 });
-      expect((await t.store.counts()).parked).toBe(1);
-      await t.store.accept({ messages: [newMessage('n')], now: 9_500 });
-      await t.store.claim('up1', 9_500, 10);
-      await t.store.recordSubmit('n', [accepted(1, 'NEW1')], 9_600);
-      expect((await t.store.getMessage('n'))!.status).toBe('DELIVERED');
-    });
-
     it('a receipt of another upstream does not match: it is parked', async () => {
       await sent('a');
       await t.store.recordSubmit('a', [accepted(1, 'K1')], 2_000);

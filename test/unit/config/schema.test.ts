@@ -95,6 +95,14 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['bad smscTimeZone', `${base}    smscTimeZone: Mars/Olympus\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00, or an IANA zone'],
     ['offset out of range', `${base}    smscTimeZone: "+25:00"\n`, 'upstreams[0].smscTimeZone: must be UTC, an offset like +04:00'],
     ['requestReceipts not a flag', `${base}    requestReceipts: yes please\n`, 'upstreams[0].requestReceipts: must be true or false'],
+    ['parkedReceipts not a mapping', `${base}    parkedReceipts: 5\n`, 'upstreams[0].parkedReceipts: must be a mapping { max, maxAgeSeconds }'],
+    ['parkedReceipts.max 0', `${base}    parkedReceipts: { max: 0 }\n`, 'upstreams[0].parkedReceipts.max: must be a whole number from 1 to 10000000'],
+    ['parkedReceipts.maxAgeSeconds over a week', `${base}    parkedReceipts: { maxAgeSeconds: 604801 }\n`,
+      'upstreams[0].parkedReceipts.maxAgeSeconds: must be a whole number from 1 to 604800'],
+    ['parkedReceipts.maxAgeSeconds shorter than a late response', `${base}    responseTimeoutSeconds: 30\n    parkedReceipts: { maxAgeSeconds: 59 }\n`,
+      'upstreams[0].parkedReceipts.maxAgeSeconds: must be ≥ 2 × responseTimeoutSeconds (60): a receipt may come before a late submit_sm_resp'],
+    ['parkedReceipts.maxAgeSeconds shorter than a postgres lease', `${base}    parkedReceipts: { maxAgeSeconds: 300 }\nstore: { kind: postgres, url: "postgres://db/smppd", leaseSeconds: 600 }\n`,
+      'upstreams[0].parkedReceipts.maxAgeSeconds: must be ≥ store.leaseSeconds (600) with store kind postgres'],
     ['negative log.warningIntervalSeconds', `${base}log: { warningIntervalSeconds: -1 }\n`, 'log.warningIntervalSeconds: must be a whole number from 0 to 86400'],
     ['http.listen without a port', `${base}http: { listen: localhost }\n`,
       'http.listen: must be host:port, e.g. 127.0.0.1:8080 or [::1]:8080, with a port of 0–65535'],
@@ -212,6 +220,7 @@ describe('defaults', () => {
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
       receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
       sourceAddress: { alphanumeric: { ton: 5, npi: 0 }, international: { ton: 1, npi: 1 }, shortCode: { ton: 3, npi: 0 } },
+      parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 },
     });
   });
 

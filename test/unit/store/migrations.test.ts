@@ -14,7 +14,7 @@ describe('SqliteStore migrations and settings', () => {
     const db = folder.inspect();
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
-      { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' },
+      { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../../../src/store/sqlite/claim.js';
 import { CLAIM_EVENTS_SQL } from '../../../src/store/sqlite/event-delivery.js';
-import { FIND_PART_SQL } from '../../../src/store/sqlite/receipts.js';
+import { FIND_PART_SQL, PRUNE_CAP_SQL } from '../../../src/store/sqlite/receipts.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 describe('SqliteStore query plans of the hot path', () => {
@@ -32,6 +32,14 @@ describe('SqliteStore query plans of the hot path', () => {
     await folder.open();
     const p = plan(FIND_PART_SQL, ['up1', 'k']);
     expect(p).toContain('USING INDEX parts_match (upstream=? AND match_key=?)');
+  });
+
+  it('the parking\'s cap reads one upstream\'s newest receipts off parked_receipts_upstream, without a sort', async () => {
+    folder = storeFolder();
+    await folder.open();
+    const p = plan(PRUNE_CAP_SQL, ['up1', 100]);
+    expect(p).toContain('USING COVERING INDEX parked_receipts_upstream (upstream=?)');
+    expect(p).not.toContain('TEMP B-TREE');
   });
 
   it('an event claim walks outbox_due in order: heads only, the events behind them are blocked and not read', async () => {

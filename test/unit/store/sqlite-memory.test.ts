@@ -183,7 +183,7 @@ async function run(c: Command, stores: SqliteStore[], m: Model): Promise<unknown
       return answers;
     }
     case 'pruneParked':
-      return all(stores, (s) => s.pruneParked(now - 30));
+      return all(stores, (s) => s.pruneParked([{ upstream: 'up1', before: now - 30, max: 4 }], now - 30));
     case 'pruneFinished':
       return all(stores, (s) => s.pruneFinished(now - 15, 5));
     case 'burst': {
