@@ -200,13 +200,18 @@ export class Session<T> {
 
   async #bind({ seq, bytes }: { seq: number; bytes: Buffer }): Promise<void> {
     const s = this.settings;
+    let closedWith: string | undefined;
     const status = await new Promise<number>((resolve, reject) => {
       const timer = this.clock.setTimer(s.responseTimeoutMs, () => {
         this.close('no bind response');
         reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, `no bind response within ${s.responseTimeoutMs} ms`));
       });
       this.#bindWaiter = { seq, resolve: (st) => { timer.cancel(); resolve(st); } };
-      this.#closedBeforeBind = (reason) => { timer.cancel(); reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, reason)); };
+      this.#closedBeforeBind = (reason) => {
+        closedWith = reason;
+        timer.cancel();
+        reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, reason));
+      };
       this.#conn.sendBytes(bytes);
     });
     this.#closedBeforeBind = undefined;
@@ -214,6 +219,10 @@ export class Session<T> {
       this.close('bind rejected');
       throw new BindRejectedError(status);
     }
+    // The bind response and the end of the link can come in one read (bind_resp then unbind, or a
+    // bad command_length): the response settled the wait, the close came before this ran. Bound
+    // on a closed link, the bind would wait for a close that has already happened.
+    if (closedWith !== undefined) throw new SmppdError(ErrorCode.CONNECTION_CLOSED, `${closedWith} (right after the bind response)`);
     this.#state = 'bound';
     this.#keepalive = new Keepalive({
       sendEnquireLink: () => this.#conn.send({ command: 'enquire_link', commandStatus: 0, sequenceNumber: this.#nextSeq() }),
