@@ -2,7 +2,6 @@ import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { MessageIdFormat, ReceiptIdStyle } from './message-id.js';
 import { isReceiptStat, type ReceiptStat } from './receipt-text.js';
 import { isReceiptRouting, RECEIPT_ROUTINGS, type ReceiptRouting } from './receipt-routing.js';
-import { defaultThrottleBurst } from './throttle-bucket.js';
 import { WeightedPicker } from './weighted.js';
 
 /** Milliseconds: a fixed value, or uniform random in [min, max]. */
@@ -193,4 +192,9 @@ export function parseBehaviourPatch(input: unknown): BehaviourPatch {
   const merged = mergeBehaviour(defaultBehaviour(), input as BehaviourPatch);
   checkBehaviour(merged);
   return input as BehaviourPatch;
+}
+
+/** The burst a throttle gets when none is set: 1/50 of the rate (20 ms worth), at least 1. */
+export function defaultThrottleBurst(ratePerSecond: number): number {
+  return Math.max(1, Math.floor(ratePerSecond / 50));
 }

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { TokenBucket } from '../core/token-bucket.js';
 import { FrameReader } from '../smpp/frame.js';
 import { isResponseId, type BindPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu } from '../smpp/pdu.js';
 import { decodePdu, encodePdu } from '../smpp/wire.js';
@@ -11,7 +12,6 @@ import { BindCounters, bump, type BindMode } from './counters.js';
 import { BatchWriter } from './batch-writer.js';
 import { DelayQueue } from './delay-queue.js';
 import type { ReceiptDesk, ReceiptJob, ReceiptTarget } from './receipts.js';
-import { ThrottleBucket } from './throttle-bucket.js';
 
 const SUBMIT_SM = 0x00000004;
 const DELIVER_SM_RESP = 0x80000005;
@@ -83,7 +83,8 @@ export class SimConnection implements ReceiptTarget {
   #closed = false;
   #seq = 0;
   #submits = 0;
-  #throttle: ThrottleBucket | undefined;
+  /** The SMSC side of a per-bind rate limit: a submit_sm that finds no token is answered ESME_RTHROTTLED. */
+  #throttle: TokenBucket | undefined;
   #throttleVersion = -1;
 
   constructor(socket: Socket, host: ConnectionHost) {
@@ -311,7 +312,7 @@ export class SimConnection implements ReceiptTarget {
     } else if (spec.genericNackProbability > 0 && host.random() < spec.genericNackProbability) {
       status = SimStatus.ESME_RSYSERR;
       nack = true;
-    } else if (spec.throttleRatePerBind > 0 && !this.#throttleFor(b, now).tryTake(now)) {
+    } else if (spec.throttleRatePerBind > 0 && this.#throttleFor(b, now).take(1, now) > 0) {
       status = SimStatus.ESME_RTHROTTLED;
       c.throttled++;
     } else {
@@ -332,11 +333,13 @@ export class SimConnection implements ReceiptTarget {
     else this.#writeResponse(bytes, status, nack, receipt);
   }
 
-  #throttleFor(b: CompiledBehaviour, now: number): ThrottleBucket {
+  #throttleFor(b: CompiledBehaviour, now: number): TokenBucket {
+    const burst = Math.max(1, b.throttleBurst);
     if (!this.#throttle) {
-      this.#throttle = new ThrottleBucket(b.spec.throttleRatePerBind, b.throttleBurst, now);
+      this.#throttle = new TokenBucket(b.spec.throttleRatePerBind, burst, now);
     } else if (this.#throttleVersion !== b.version) {
-      this.#throttle.reconfigure(b.spec.throttleRatePerBind, b.throttleBurst, now);
+      // Keeps the tokens saved so far (capped at the new burst): a change does not refill.
+      this.#throttle.setLimits(b.spec.throttleRatePerBind, burst, now);
     }
     this.#throttleVersion = b.version;
     return this.#throttle;

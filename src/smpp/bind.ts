@@ -3,13 +3,13 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
+import { TokenBucket } from '../core/token-bucket.js';
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import { statusName } from './command-status.js';
 import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
 import type { SubmitSmPdu } from './pdu.js';
 import { ThrottleController, type ThrottleSettings } from './throttle.js';
-import { TokenBucket } from './token-bucket.js';
 
 /** Longest a paced bind waits to gather tokens before sending them together (ms). */
 const MAX_BATCH_WAKE_MS = 10;

@@ -1,20 +1,27 @@
 /**
- * `rate` tokens per second, at most `burst` saved; one segment (one submit_sm) costs one token.
- * Pure: time is an argument. A rate of 0 means unpaced: every take succeeds.
+ * `rate` tokens per second, at most `burst` saved: a bind's pacing (one submit_sm costs one
+ * token) and a client's rate limit (one send request costs one). Pure: time is an argument
+ * (milliseconds, monotonic). A rate of 0 means unpaced: every take succeeds.
  */
 export class TokenBucket {
   #tokens: number;
   #last: number;
   #rate: number;
+  #burst: number;
 
-  constructor(rate: number, private readonly burst: number, now: number) {
+  constructor(rate: number, burst: number, now: number) {
     this.#rate = rate;
+    this.#burst = burst;
     this.#tokens = burst;
     this.#last = now;
   }
 
   get rate(): number {
     return this.#rate;
+  }
+
+  get burst(): number {
+    return this.#burst;
   }
 
   /** Tokens available at `now` (fractional). */
@@ -27,6 +34,17 @@ export class TokenBucket {
   setRate(rate: number, now: number): void {
     this.#refill(now);
     this.#rate = rate;
+  }
+
+  /**
+   * Changes rate and burst from `now` on. Tokens saved so far are kept, down to the new burst:
+   * a new configuration neither hands out a fresh burst nor takes away what was earned.
+   */
+  setLimits(rate: number, burst: number, now: number): void {
+    this.#refill(now);
+    this.#rate = rate;
+    this.#burst = burst;
+    this.#tokens = Math.min(this.#tokens, burst);
   }
 
   /** Takes `cost` tokens and returns 0, or the milliseconds to wait before asking again. */
@@ -51,7 +69,7 @@ export class TokenBucket {
 
   #refill(now: number): void {
     if (now <= this.#last) return;
-    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) * this.#rate) / 1000);
+    this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#last) * this.#rate) / 1000);
     this.#last = now;
   }
 }
