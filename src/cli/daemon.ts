@@ -15,6 +15,7 @@ import { ReceiptParking, type ParkingCounters } from '../dispatch/receipt-parkin
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
 import { WebhookClient } from '../events/webhook-client.js';
+import { ClientRateLimiter } from '../ingress/client-rate-limiter.js';
 import {
   Authenticator, buildHttpServer, listenerSettings, registerMetricsRoute, type HttpListenerMetrics, type HttpMetricsSource,
 } from '../ingress/http/server.js';
@@ -50,7 +51,7 @@ export interface RunningDaemon {
   queue(): Promise<{ queued: number; inflight: number; parked: number; lagSeconds: Record<string, number> }>;
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
-  /** SIGHUP: new clients and tokens for the next requests; binds, queue and webhooks stay as they are. */
+  /** SIGHUP: new clients, tokens, senders and rate limits for the next requests; binds, queue and webhooks stay as they are. */
   reloadClients(clients: readonly ClientConfig[]): void;
   health: Health;
   /** Graceful stop; resolves when the store is closed. */
@@ -61,6 +62,7 @@ export interface RunningDaemon {
 export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & ParkingCounters & HttpMetricsSource & HttpListenerMetrics
   & AmqpIngressMetrics & RetentionMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
+  rateLimited(client: string, ingress: 'http' | 'amqp'): void;
 };
 
 export interface DaemonDeps {
@@ -165,6 +167,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     };
   });
   const authenticator = new Authenticator(config.clients);
+  // One bucket per limited client, shared by both ingresses.
+  const rateLimiter = new ClientRateLimiter(config.clients, clock);
   const metricsListen = config.metrics?.listen;
   const amqpIngress = config.amqp
     ? new AmqpIngress({
@@ -173,9 +177,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     : undefined;
   const http = buildHttpServer({
     acceptor, store, identify, clock, log, // the server names its own component
-    authenticator, health,
+    authenticator, rateLimiter, health,
     ...(deps.metrics && !metricsListen ? { metrics: deps.metrics } : {}),
     ...(deps.metrics ? { onRequestDone: deps.metrics.httpRequest.bind(deps.metrics) } : {}),
+    ...(deps.metrics ? { onRateLimited: (client: string) => deps.metrics?.rateLimited(client, 'http') } : {}),
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
     limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
@@ -244,8 +249,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     health,
     reloadClients(clients) {
       authenticator.replace(clients);
+      rateLimiter.replace(clients);
       amqpIngress?.replaceClients(clients);
-      log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients and tokens reloaded');
+      log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients, tokens and rate limits reloaded');
     },
     stop() {
       stopping ??= (async () => {

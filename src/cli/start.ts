@@ -13,7 +13,7 @@ Runs the daemon: the store, the bind pool of every upstream, the dispatcher and 
 (http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
 same process (the demo: npm start).
 SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once. SIGHUP reloads
-clients and tokens from the file. An exception or a promise rejection nothing handled is logged
+clients, tokens and rate limits from the file. An exception or a promise rejection nothing handled is logged
 (one line, level fatal, event 'fatal') and ends the process. Exit codes: 0 stopped; 1 failed
 while running (the store, or a fault); 2 usage; 78 the configuration does not load.`;
 
@@ -119,7 +119,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    // SIGHUP: clients and tokens again from the file; binds, queue and webhooks carry on. A file
+    // SIGHUP: clients, tokens and rate limits again from the file; binds, queue and webhooks carry on. A file
     // that no longer loads changes nothing (the problems are logged).
     process.on('SIGHUP', () => {
       if (stopping) return;

@@ -1,4 +1,4 @@
-/** The schema of one client of the HTTP API: its token, sender IDs, webhook and inbound numbers. */
+/** The schema of one client of the HTTP API: its token, sender IDs, webhook, inbound numbers and rate limit. */
 import { z } from 'zod';
 import { checkSenderId } from '../sms/sender-id.js';
 import { backoff, flag, nonEmpty, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
@@ -61,6 +61,28 @@ const senderId = z.string({ error: typeMessage('a string') }).superRefine((id, c
   if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
 });
 
+/** Most sends per second a client may be given (1,000 binds at the provider's 1,000/s each). */
+export const RATE_LIMIT_MAX = 1_000_000;
+
+const PER_SECOND = 'a number of sends per second > 0';
+
+/** The burst a rate limit gets when none is set: one second's worth, at least 1. */
+export function defaultRateBurst(perSecond: number): number {
+  return Math.max(1, Math.ceil(perSecond));
+}
+
+/**
+ * A token bucket on the client's send requests, shared by both ingresses: a sendSms, a sendbulk
+ * and a queue message each cost one token. Past it: 429 RATE_LIMITED over HTTP; a queue message
+ * waits in the client's wait queue.
+ */
+const rateLimitSchema = z.strictObject({
+  /** Required. Tokens added per second (fractions allowed: 0.5 is one send every 2 s). > 0, at most 1,000,000. */
+  perSecond: z.number({ error: typeMessage(PER_SECOND) }).positive({ error: `must be ${PER_SECOND}` }).max(RATE_LIMIT_MAX, { error: `must be at most ${RATE_LIMIT_MAX}` }),
+  /** Tokens saved up at most: sends that may come at once after a quiet spell. Default ceil(perSecond), at least 1. 1–1,000,000. */
+  burst: wholeNumber(1, RATE_LIMIT_MAX).optional(),
+}, { error: 'must be a mapping { perSecond, burst }' }).transform((r) => ({ perSecond: r.perSecond, burst: r.burst ?? defaultRateBurst(r.perSecond) }));
+
 /** One caller of the HTTP API: a bearer token and the sender IDs it may use. */
 export const clientSchema = z.strictObject({
   /** Required. 1–64 of A-Z a-z 0-9 _ . @ - ; unique among clients. Stored with its messages. */
@@ -82,7 +104,9 @@ export const clientSchema = z.strictObject({
     z.string({ error: typeMessage('a string') }).regex(INBOUND_NUMBER, { error: 'must be digits only, 1–20 of them (no + or spaces)' }),
     { error: 'must be a list of numbers, e.g. ["447700900123"]' },
   ).min(1, { error: 'must list at least one number; leave inboundNumbers out for none' }).optional(),
-}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers }' }).superRefine((c, ctx) => {
+  /** Send requests per second, over HTTP and the queue together. Default: none (unlimited). */
+  rateLimit: rateLimitSchema.optional(),
+}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit }' }).superRefine((c, ctx) => {
   if (c.token !== undefined && c.tokenFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
   } else if (c.token === undefined && c.tokenFile === undefined) {

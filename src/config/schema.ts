@@ -355,6 +355,8 @@ export interface ClientConfig {
   webhook?: WebhookConfig;
   /** Destination numbers (digits only) whose inbound messages are this client's; unique across clients. */
   inboundNumbers?: string[];
+  /** Send requests per second (> 0) and the burst (≥ 1, default ceil(perSecond)); absent: unlimited. */
+  rateLimit?: { perSecond: number; burst: number };
 }
 
 /** TLS settings with the files read. `false` in `UpstreamConfig.tls` means plain TCP. */

@@ -20,10 +20,6 @@ export class TokenBucket {
     return this.#rate;
   }
 
-  get burst(): number {
-    return this.#burst;
-  }
-
   /** Tokens available at `now` (fractional). */
   available(now: number): number {
     this.#refill(now);

@@ -60,6 +60,7 @@ export class Metrics {
   readonly #inbound: Counter<'upstream'>;
   readonly #dispatched: Counter<'upstream' | 'via'>;
   readonly #amqpMessages: Counter<'result'>;
+  readonly #rateLimited: Counter<'client' | 'ingress'>;
   readonly #amqpConnected: Gauge;
   readonly #pruned: Counter<'kind'>;
 
@@ -122,6 +123,10 @@ export class Metrics {
     this.#amqpMessages = new Counter({
       name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure)',
       labelNames: ['result'], registers: [r],
+    });
+    this.#rateLimited = new Counter({
+      name: 'smppd_rate_limited_total', help: 'send requests past their client\'s clients[].rateLimit: refused with 429 (ingress http), or set aside in the client\'s wait queue (ingress amqp)',
+      labelNames: ['client', 'ingress'], registers: [r],
     });
     this.#amqpConnected = new Gauge({ name: 'smppd_amqp_connected', help: '1 while the queue ingress is connected to the broker and consuming', registers: [r] });
     this.#pruned = new Counter({
@@ -280,6 +285,11 @@ export class Metrics {
   /** `AmqpIngressMetrics` of the queue ingress. */
   amqpMessage(result: 'accepted' | 'dead' | 'requeued'): void {
     this.#amqpMessages.inc({ result });
+  }
+
+  /** A send request past its client's rate limit. */
+  rateLimited(client: string, ingress: 'http' | 'amqp'): void {
+    this.#rateLimited.inc({ client, ingress });
   }
 
   amqpConnected(up: boolean): void {

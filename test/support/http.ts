@@ -62,6 +62,10 @@ export interface HarnessOptions {
   webhookClients?: string[];
   /** The listener's timeouts, maxConnections and TLS; the rest as the config's defaults. */
   listener?: Partial<HttpListenerSettings>;
+  /** In place of CLIENTS (same tokens: the log is checked for those). */
+  clients?: HttpClient[];
+  /** http.maxResendDays. */
+  maxResendDays?: number;
 }
 
 /** A Log that keeps each line as JSON text. */
@@ -94,19 +98,23 @@ export async function httpHarness(o: HarnessOptions = {}) {
   // What the listener refused before a route ran (errorCode or MAX_CONNECTIONS), and its open connections.
   const refused: string[] = [];
   const connections = { open: 0 };
+  const rateLimited: string[] = [];
   const app = buildHttpServer({
-    acceptor, store, identify, clients: CLIENTS, clock, log: recordingLog(logs),
+    acceptor, store, identify, clients: o.clients ?? CLIENTS, clock, log: recordingLog(logs), onRateLimited: (client) => { rateLimited.push(client); },
     events: { hasWebhook: wantsEvents, wake: () => { wakes.count++; } },
     health: { readiness: () => health.current },
     metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
     onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
-    limits: { maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}) },
+    limits: {
+      maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024,
+      ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}), ...(o.maxResendDays !== undefined ? { maxResendDays: o.maxResendDays } : {}),
+    },
     listener: { ...DEFAULT_LISTENER, ...o.listener },
     listenerMetrics: { httpRefused: (reason) => { refused.push(reason); }, httpConnections: (delta) => { connections.open += delta; } },
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests, refused, connections,
+    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests, refused, connections, rateLimited,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();

@@ -7,6 +7,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { RateLimit } from '../client-rate-limiter.js';
 import { ApiError, sendUnauthorized } from './errors.js';
 
 /** One caller of the API (the config's `clients[]`, token read). */
@@ -17,6 +18,8 @@ export interface HttpClient {
   token: string;
   /** Sender IDs it may use; absent: any. */
   senders?: readonly string[];
+  /** Send requests per second and burst (both ingresses together); absent: unlimited. */
+  rateLimit?: RateLimit;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;

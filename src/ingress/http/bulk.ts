@@ -54,7 +54,7 @@ interface Job {
 }
 
 export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.post('/sms/sendbulk', async (request, reply) => new BulkUpload(ctx, ctx.auth.clientOf(request), request, reply).run());
+  app.post('/sms/sendbulk', { onRequest: ctx.limitRate }, async (request, reply) => new BulkUpload(ctx, ctx.auth.clientOf(request), request, reply).run());
 }
 
 class BulkUpload {

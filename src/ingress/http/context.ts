@@ -7,9 +7,11 @@ import type { Log } from '../../core/log.js';
 import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
 import type { IdentifyResult } from '../../sms/identify.js';
 import type { Store } from '../../store/store.js';
+import type { ClientRateLimiter } from '../client-rate-limiter.js';
 import type { Authenticator, HttpClient } from './auth.js';
 import type { HttpHealth, HttpMetricsSource } from './health.js';
 import type { HttpListenerMetrics, HttpListenerSettings } from './listener.js';
+import type { RateLimitHook } from './rate-limit.js';
 import type { KeyedSerial } from './serial.js';
 
 /** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
@@ -48,6 +50,8 @@ export interface HttpLimits {
   maxUploadBytes: number;
   /** Numbers per committed chunk of a sendbulk upload. Default 1000. */
   bulkChunkSize?: number;
+  /** Longest date range of one resendDlr, days (http.maxResendDays). Longer: 400. Default 7. */
+  maxResendDays?: number;
 }
 
 /** Everything `buildHttpServer` needs; `smppd start` builds each one. */
@@ -70,6 +74,10 @@ export interface HttpServerDeps {
   tmpDir?: string;
   /** The daemon's authenticator, so SIGHUP can replace its clients; default: one built from `clients`. */
   authenticator?: Authenticator;
+  /** The clients' rate limits, shared with the queue ingress; default: one built from `clients`. */
+  rateLimiter?: ClientRateLimiter;
+  /** Counts each send request refused for its client's rate limit. */
+  onRateLimited?: (client: string) => void;
   /** GET /readyz; absent: not served. */
   health?: HttpHealth;
   /** GET /metrics on this port; absent: not served here (metrics.listen moves it, or tests). */
@@ -86,6 +94,8 @@ export interface HttpServerDeps {
 export interface RouteContext {
   deps: HttpServerDeps;
   auth: Authenticator;
+  /** The send routes' onRequest hook: 429 past the client's rate limit. */
+  limitRate: RateLimitHook;
   /** Orders state changes per batch and per schedule. */
   serial: KeyedSerial;
 }

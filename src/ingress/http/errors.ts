@@ -39,6 +39,8 @@ export const API_ERRORS = {
   BAD_REQUEST: 400,
   /** The token may not use this senderId (the client's `senders` allow-list). */
   SENDER_NOT_ALLOWED: 403,
+  /** Queue ingress: the message may not act as this client on this queue (amqp.clients, amqp.users). */
+  CLIENT_NOT_ALLOWED: 403,
   /** No batch with this batch_Id for this client. */
   BATCH_NOT_FOUND: 404,
   /** No schedule with this scheduleId for this client. */
@@ -64,6 +66,8 @@ export const API_ERRORS = {
   EXPECTATION_FAILED: 417,
   /** More queued work than limits.maxQueued; a Retry-After header says when to try again. */
   QUEUE_FULL: 429,
+  /** More send requests than the client's clients[].rateLimit; a Retry-After header says when to try again. Other clients are not affected. */
+  RATE_LIMITED: 429,
   /** The request line and headers are larger than the HTTP parser takes (16 KiB). The connection is closed. */
   HEADERS_TOO_LARGE: 431,
   /** Unexpected; the smppd log has the details. Retry with backoff. */

@@ -176,7 +176,7 @@ const responses: Json = {
   TooLarge: errorResponse('The body or file is larger than the configured limit.'),
   UnsupportedMediaType: errorResponse('A Content-Type the endpoint does not take.'),
   QueueFull: {
-    description: 'More queued work than limits.maxQueued; retry after Retry-After seconds.',
+    description: 'QUEUE_FULL: more queued work than limits.maxQueued; RATE_LIMITED: more send requests than the client\'s clients[].rateLimit (other clients are not affected). Retry after Retry-After seconds.',
     headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
     content: json(ref('ErrorBody')),
   },

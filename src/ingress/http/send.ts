@@ -12,7 +12,7 @@ export function registerSendRoutes(app: FastifyInstance, ctx: RouteContext): voi
   const { acceptor, clock, identify } = ctx.deps;
 
   /** 200 with the message id as plain text, answered after the message is committed. */
-  app.post('/sms/sendSms', async (request, reply) => {
+  app.post('/sms/sendSms', { onRequest: ctx.limitRate }, async (request, reply) => {
     const client = ctx.auth.clientOf(request);
     const body = parseInput(sendSmsSchema, request.body);
     assertSenderAllowed(client, body.senderId);

@@ -10,6 +10,7 @@
  */
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { ClientRateLimiter } from '../client-rate-limiter.js';
 import { Authenticator } from './auth.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
@@ -19,6 +20,7 @@ import { registerHealthRoutes } from './health.js';
 import { DEFAULT_LISTENER, HttpListener } from './listener.js';
 import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
+import { rateLimitHook } from './rate-limit.js';
 import { registerScheduleRoutes } from './schedules.js';
 import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
@@ -103,7 +105,8 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
 
   const auth = deps.authenticator ?? new Authenticator(deps.clients);
-  const ctx: RouteContext = { deps, auth, serial: new KeyedSerial() };
+  const limiter = deps.rateLimiter ?? new ClientRateLimiter(deps.clients, deps.clock);
+  const ctx: RouteContext = { deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial() };
   app.get('/openapi.json', async () => openApiDocument());
   registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {

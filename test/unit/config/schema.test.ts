@@ -137,6 +137,17 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['addressRange with a control character', `${base}    addressRange: "44\\t7"\n`, 'upstreams[0].addressRange: must hold only printable ASCII or Latin-1 characters'],
     ['sourceAddress TON out of range', `${base}    sourceAddress: { shortCode: { ton: 256 } }\n`, 'upstreams[0].sourceAddress.shortCode.ton: must be a whole number from 0 to 255'],
     ['sourceAddress of an unknown kind', `${base}    sourceAddress: { numeric: { ton: 1, npi: 1 } }\n`, 'upstreams[0].sourceAddress.numeric: unknown key'],
+    ['rateLimit without perSecond', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { burst: 5 } }]\n`, 'clients[0].rateLimit.perSecond: is required'],
+    ['rateLimit.perSecond 0', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { perSecond: 0 } }]\n`,
+      'clients[0].rateLimit.perSecond: must be a number of sends per second > 0'],
+    ['rateLimit.perSecond too high', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { perSecond: 2000000 } }]\n`,
+      'clients[0].rateLimit.perSecond: must be at most 1000000'],
+    ['rateLimit.burst 0', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { perSecond: 5, burst: 0 } }]\n`,
+      'clients[0].rateLimit.burst: must be a whole number from 1 to 1000000'],
+    ['rateLimit.burst fractional', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { perSecond: 5, burst: 1.5 } }]\n`,
+      'clients[0].rateLimit.burst: must be a whole number from 1 to 1000000'],
+    ['rateLimit not a mapping', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: 5 }]\n`, 'clients[0].rateLimit: must be a mapping { perSecond, burst }'],
+    ['unknown key in rateLimit', `${base}clients: [{ name: a, token: ${TOKEN}, rateLimit: { perMinute: 5 } }]\n`, 'clients[0].rateLimit.perMinute: unknown key'],
     ['unreadable tokenFile', `${base}clients: [{ name: a, tokenFile: nope-token }]\n`, `clients[0].tokenFile: cannot read the file (relative to ${dir}): ENOENT`],
     ['store.path empty', `${base}store: { path: "" }\n`, 'store.path: must not be empty'],
     ['store.fsync not a flag', `${base}store: { fsync: always }\n`, 'store.fsync: must be true or false'],
@@ -273,6 +284,16 @@ describe('http, clients, store and limits', () => {
   it('keeps clients with their senders; senders absent means any', async () => {
     const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, senders: [MyBrand, "447700900000"] }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
     expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'] }, { name: 'b', token: `${TOKEN}b` }]);
+  });
+
+  it('keeps a client\'s rateLimit; burst defaults to one second\'s worth, at least 1', async () => {
+    const c = await parseConfig(`${base}clients:
+  - { name: a, token: ${TOKEN}, rateLimit: { perSecond: 50, burst: 200 } }
+  - { name: b, token: ${TOKEN}b, rateLimit: { perSecond: 2.5 } }
+  - { name: c, token: ${TOKEN}c, rateLimit: { perSecond: 0.2 } }
+  - { name: d, token: ${TOKEN}d }
+`, dir);
+    expect(c.clients.map((x) => x.rateLimit)).toEqual([{ perSecond: 50, burst: 200 }, { perSecond: 2.5, burst: 3 }, { perSecond: 0.2, burst: 1 }, undefined]);
   });
 
   it('store kind postgres: url or urlFile (read and trimmed, a secret), schema and lease defaults; sqlite refuses a url', async () => {

@@ -1,0 +1,34 @@
+/**
+ * The rate limit of the send routes (sendSms, sendbulk): an onRequest hook of their own, after
+ * the token check and before the body is read, so a client past its `clients[].rateLimit` costs
+ * neither a body parse nor an upload. 429 RATE_LIMITED with Retry-After (whole seconds).
+ */
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { retryAfterSeconds, type ClientRateLimiter } from '../client-rate-limiter.js';
+import type { Authenticator } from './auth.js';
+import { ApiError, sendError } from './errors.js';
+
+export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
+/**
+ * `maxBodyBytes`: a refused request whose body is larger (or of unknown length) has its
+ * connection closed rather than its body read and thrown away; a smaller one keeps it, as a
+ * client that retries would pay a new TLS handshake for it. `onLimited` counts each refusal.
+ */
+export function rateLimitHook(auth: Authenticator, limiter: ClientRateLimiter, maxBodyBytes: number, onLimited?: (client: string) => void): RateLimitHook {
+  return (request, reply, done) => {
+    const client = auth.clientOf(request).name;
+    const waitMs = limiter.take(client);
+    if (waitMs === 0) {
+      done();
+      return;
+    }
+    onLimited?.(client);
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (request.headers['transfer-encoding'] !== undefined || !(length <= maxBodyBytes)) reply.header('connection', 'close');
+    const limit = limiter.limitOf(client);
+    const seconds = retryAfterSeconds(waitMs);
+    const rule = limit ? ` (clients[].rateLimit: ${limit.perSecond} per second, burst ${limit.burst})` : '';
+    sendError(reply, request, new ApiError('RATE_LIMITED', `this client sends faster than its rate limit${rule}; retry after ${seconds} s`, { 'retry-after': String(seconds) }));
+  };
+}
