@@ -1,9 +1,11 @@
 /**
  * The scale-out benchmark's own connection to RabbitMQ, apart from the publisher's: it looks at
  * the queue the daemons consume and at its dead-letter queue, and deletes both (and the
- * dead-letter exchange) after the case. The names are the daemon's defaults: `<queue>.dead`.
+ * dead-letter exchange, and the wait queues of the daemons' clients) after the case. The names
+ * are the daemon's defaults: `<queue>.dead`, `<queue>.wait.<client>`.
  */
 import amqplib, { type Channel, type ChannelModel } from 'amqplib';
+import { waitQueueName } from '../config/amqp-schema.js';
 
 export class BrokerWatch {
   #channel: Promise<Channel> | undefined;
@@ -26,8 +28,8 @@ export class BrokerWatch {
     return (await this.#check(`${queue}.dead`)).messageCount;
   }
 
-  /** Deletes the queue, its dead-letter queue and exchange, and closes the connection; never throws. */
-  async removeAndClose(queue: string): Promise<string[]> {
+  /** Deletes the queue, its dead-letter queue and exchange, the wait queues of `clients`, and closes the connection; never throws. */
+  async removeAndClose(queue: string, clients: readonly string[] = []): Promise<string[]> {
     const problems: string[] = [];
     const each = async (what: string, remove: (ch: Channel) => Promise<unknown>): Promise<void> => {
       try {
@@ -43,6 +45,7 @@ export class BrokerWatch {
     await each(`queue ${queue}`, (ch) => ch.deleteQueue(queue));
     await each(`queue ${queue}.dead`, (ch) => ch.deleteQueue(`${queue}.dead`));
     await each(`exchange ${queue}.dead`, (ch) => ch.deleteExchange(`${queue}.dead`));
+    for (const client of clients) await each(`queue ${waitQueueName(queue, client)}`, (ch) => ch.deleteQueue(waitQueueName(queue, client)));
     await this.connection.close().catch(() => {});
     return problems;
   }

@@ -51,6 +51,8 @@ export interface ScaleOutServers {
 
 /** The simulator's receipts, as the daemon e2e case has them: 0–50 ms after the submit_sm_resp. */
 const RECEIPTS = { min: 0, max: 50 };
+/** The client the daemons send the queue's messages as (amqp.client); its wait queue goes with the queue. */
+const BENCH_CLIENT = 'bench';
 /** Confirm channels the publisher uses in turn (the broker's floor uses as many). */
 export const PUBLISH_CHANNELS = 4;
 /** The deadline after the last publish is the larger of a minute and the load at this many DELIVERED per second. */
@@ -180,13 +182,13 @@ export async function runScaleOutCase(c: ScaleOutCase, servers: ScaleOutServers,
     const broker = await BrokerWatch.open(servers.amqpUrl);
     rig.broker = broker;
     // Listed before any daemon declares them (the daemons are killed first, as they are listed later).
-    rig.removals.push(cleanup.add(`queue ${rig.queue}`, () => broker.removeAndClose(rig.queue)));
+    rig.removals.push(cleanup.add(`queue ${rig.queue}`, () => broker.removeAndClose(rig.queue, [BENCH_CLIENT])));
     rig.simulator = await SimulatorProcess.start(RECEIPTS, cleanup);
     for (let i = 0; i < c.instances; i++) {
       rig.daemons.push(await DaemonProcess.start({
         dir: rig.dir, name: `instance-${i + 1}`, simulatorPort: rig.simulator.port, binds: c.bindsPerInstance, ratePerBind: c.ratePerBind,
         store: { kind: 'postgres', url: servers.pgUrl, schema: schema.name, instanceId: `bench-${i + 1}` },
-        amqp: { url: servers.amqpUrl, queue: rig.queue, client: 'bench' },
+        amqp: { url: servers.amqpUrl, queue: rig.queue, client: BENCH_CLIENT },
         cleanup,
       }));
     }

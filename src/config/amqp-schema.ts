@@ -19,6 +19,21 @@ const amqpName = () => z.string({ error: typeMessage('a string') }).regex(NAME, 
   .refine((n) => !n.startsWith('amq.'), { error: 'must not start with amq. (reserved by the broker)' });
 const clientName = () => z.string({ error: typeMessage('a string') }).regex(CLIENT_NAME, { error: 'must be a client name (1–64 letters, digits, _ . @ or -)' });
 
+/** AMQP 0-9-1 shortstr: a user_id property (and so a RabbitMQ user name that can be one) is at most 255 octets. */
+const USER_MAX_BYTES = 255;
+const rabbitUser = () => z.string({ error: typeMessage('a RabbitMQ user name') })
+  .refine((u) => u.length > 0 && Buffer.byteLength(u, 'utf8') <= USER_MAX_BYTES, { error: 'must be a RabbitMQ user name of 1–255 bytes' });
+
+/** Lists each repeated name as `duplicates <key>[<first>]`. */
+function noRepeats(names: readonly string[] | undefined, key: string, ctx: z.core.$RefinementCtx): void {
+  const seen = new Map<string, number>();
+  names?.forEach((name, i) => {
+    const first = seen.get(name);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [key, i], message: `duplicates ${key}[${first}]` });
+    else seen.set(name, i);
+  });
+}
+
 /** Why `url` is not a broker URL, or null. Never quotes it: it may hold a password. */
 export function amqpUrlProblem(url: string): string | null {
   let parsed: URL;
@@ -54,14 +69,7 @@ const eventsSchema = z.strictObject({
    * broker drops it.
    */
   mandatory: flag().default(true),
-}, { error: 'must be a mapping { exchange, clients, concurrency, timeoutSeconds, retry, maxAgeHours, mandatory }' }).superRefine((e, ctx) => {
-  const seen = new Map<string, number>();
-  e.clients?.forEach((name, i) => {
-    const first = seen.get(name);
-    if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['clients', i], message: `duplicates clients[${first}]` });
-    else seen.set(name, i);
-  });
-});
+}, { error: 'must be a mapping { exchange, clients, concurrency, timeoutSeconds, retry, maxAgeHours, mandatory }' }).superRefine((e, ctx) => noRepeats(e.clients, 'clients', ctx));
 
 /** The queue ingress and the event publisher. */
 export const amqpSchema = z.strictObject({
@@ -84,8 +92,24 @@ export const amqpSchema = z.strictObject({
   deadLetterQueue: amqpName().optional(),
   /** Unacknowledged messages the broker hands over at once: enough to keep every bind busy while commits run. Default 500. 1–65535. */
   prefetch: wholeNumber(1, 65_535).default(500),
-  /** The client a message without a `client` field is sent as. Default: none (such a message is refused). Must name a client. */
+  /** The client a message without a `client` field is sent as. Default: none (such a message is refused). Must be one of `clients`. Not with users. */
   client: clientName().optional(),
+  /**
+   * The clients a message on this queue may act as (a message naming another is dead-lettered
+   * CLIENT_NOT_ALLOWED). Default: `[client]`; with users, the clients users maps to. Each must
+   * name a client. One of client, clients and users is required.
+   */
+  clients: z.array(clientName(), { error: 'must be a list of client names' })
+    .min(1, { error: 'must list at least one client' }).optional(),
+  /**
+   * RabbitMQ user → client. When set, a message acts as the client its `user_id` property maps
+   * to (RabbitMQ refuses a publish whose user_id is not the publishing connection's user, so the
+   * broker vouches for it); a message without a mapped user_id, or whose `client` field names
+   * another client, is dead-lettered CLIENT_NOT_ALLOWED. Default: none (the `client` field or
+   * `client` decides). Each client must be one of `clients`; smppd's own user may not be mapped.
+   */
+  users: z.record(rabbitUser(), clientName(), { error: 'must be a mapping { <RabbitMQ user>: <client> }' })
+    .refine((u) => Object.keys(u).length > 0, { error: 'must map at least one user; leave users out to take the client from the message' }).optional(),
   /** Largest message body, bytes. Default 1 MiB. 1 KiB–64 MiB. Larger: refused (PAYLOAD_TOO_LARGE). */
   maxMessageBytes: wholeNumber(1024, 64 * MIB).default(MIB),
   /** Delay before a message refused for a passing reason (QUEUE_FULL, a store error) goes back to the queue, seconds, full jitter. Default 1 … 30. */
@@ -94,8 +118,21 @@ export const amqpSchema = z.strictObject({
   reconnect: backoff(1, 60),
   /** Also publish status and inbound events to a topic exchange. Default: none. */
   events: eventsSchema.optional(),
-}, { error: 'must be a mapping { url or urlFile, queue, exchange, routingKey, deadLetterExchange, deadLetterQueue, prefetch, client, maxMessageBytes, retry, reconnect, events }' })
+}, { error: 'must be a mapping { url or urlFile, queue, exchange, routingKey, deadLetterExchange, deadLetterQueue, prefetch, client, clients, users, maxMessageBytes, retry, reconnect, events }' })
   .superRefine((a, ctx) => {
+    noRepeats(a.clients, 'clients', ctx);
+    if (a.client === undefined && a.clients === undefined && a.users === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['clients'], message: 'is required: list the clients a queue message may act as (or set client, or users)' });
+    }
+    if (a.users !== undefined && a.client !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['client'], message: 'give users or client, not both: with users, a message acts as the client its user_id maps to' });
+    }
+    if (a.client !== undefined && a.clients !== undefined && !a.clients.includes(a.client)) {
+      ctx.addIssue({ code: 'custom', path: ['client'], message: 'must be one of amqp.clients' });
+    }
+    for (const [user, client] of Object.entries(a.users ?? {})) {
+      if (a.clients !== undefined && !a.clients.includes(client)) ctx.addIssue({ code: 'custom', path: ['users', user], message: 'must map to one of amqp.clients' });
+    }
     if (a.url !== undefined && a.urlFile !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give url or urlFile, not both' });
     else if (a.url === undefined && a.urlFile === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'one of url or urlFile is required' });
     if (a.routingKey !== undefined && a.exchange === undefined) ctx.addIssue({ code: 'custom', path: ['routingKey'], message: 'is for exchange; set exchange too, or leave routingKey out' });
@@ -144,8 +181,12 @@ export interface AmqpConfig {
   deadLetterQueue: string;
   /** Unacknowledged messages at most. 1–65535. Default 500. */
   prefetch: number;
-  /** Default client; absent: a message must name its client. */
+  /** Default client; absent: a message must name its client (or, with users, its user_id decides). One of `clients`. */
   client?: string;
+  /** The clients a message may act as: `clients`, else `[client]`, else the clients of `users`. At least one. */
+  clients: string[];
+  /** RabbitMQ user → client; absent: the message's `client` field (or `client`) decides. */
+  users?: Record<string, string>;
   /** Bytes. Default 1 MiB. */
   maxMessageBytes: number;
   /** Requeue delay after a passing failure, seconds, full jitter. Default 1 … 30. */
@@ -157,9 +198,10 @@ export interface AmqpConfig {
 
 /** The validated section with its URL (inline or read from urlFile) as the daemon uses it. */
 export function resolveAmqp(parsed: ParsedAmqp, url: string): AmqpConfig {
-  const { url: _url, urlFile: _file, events, exchange, routingKey, client, deadLetterExchange, deadLetterQueue, ...rest } = parsed;
+  const { url: _url, urlFile: _file, events, exchange, routingKey, client, clients, users, deadLetterExchange, deadLetterQueue, ...rest } = parsed;
   const config: AmqpConfig = {
     url, ...rest,
+    clients: clients ?? (client !== undefined ? [client] : [...new Set(Object.values(users ?? {}))]),
     deadLetterExchange: deadLetterExchange ?? `${parsed.queue}.dead`,
     deadLetterQueue: deadLetterQueue ?? `${parsed.queue}.dead`,
   };
@@ -168,6 +210,7 @@ export function resolveAmqp(parsed: ParsedAmqp, url: string): AmqpConfig {
     config.routingKey = routingKey ?? parsed.queue;
   }
   if (client !== undefined) config.client = client;
+  if (users !== undefined) config.users = users;
   if (events !== undefined) {
     const { clients, ...settings } = events;
     config.events = { ...settings, ...(clients !== undefined ? { clients } : {}) };
@@ -176,22 +219,64 @@ export function resolveAmqp(parsed: ParsedAmqp, url: string): AmqpConfig {
 }
 
 /**
- * Problems the schema cannot see: `amqp.client` and `amqp.events.clients` must name clients,
- * and a URL read from `urlFile` must be a broker URL. `fromFile`: the file's content, when read.
+ * Problems the schema cannot see: the clients `client`, `clients`, `users` and `events.clients`
+ * name must be configured; smppd's own RabbitMQ user may not be in `users`; a URL read from
+ * `urlFile` must be a broker URL; and each wait queue's name must fit. `fromFile`: the file's
+ * content, when read.
  */
 export function amqpProblems(parsed: ParsedAmqp | undefined, clients: readonly string[], fromFile: string | undefined): string[] {
   if (parsed === undefined) return [];
   const problems: string[] = [];
   const known = new Set(clients);
   if (parsed.client !== undefined && !known.has(parsed.client)) problems.push('amqp.client: names no client');
+  parsed.clients?.forEach((name, i) => {
+    if (!known.has(name)) problems.push(`amqp.clients[${i}]: names no client`);
+  });
+  for (const [user, client] of Object.entries(parsed.users ?? {})) {
+    if (!known.has(client)) problems.push(`amqp.users.${user}: names no client`);
+  }
   parsed.events?.clients?.forEach((name, i) => {
     if (!known.has(name)) problems.push(`amqp.events.clients[${i}]: names no client`);
   });
+  const url = parsed.url ?? fromFile;
   if (fromFile !== undefined) {
     const problem = amqpUrlProblem(fromFile);
     if (problem !== null) problems.push(`amqp.urlFile: the URL in the file ${problem}`);
   }
+  const own = url !== undefined && amqpUrlProblem(url) === null ? amqpUser(url) : undefined;
+  if (own !== undefined && parsed.users?.[own] !== undefined) {
+    problems.push(`amqp.users.${own}: is smppd's own RabbitMQ user (of amqp.url): a publisher needs a user of its own for its user_id to tell it apart`);
+  }
+  const allowed = parsed.clients ?? (parsed.client !== undefined ? [parsed.client] : Object.values(parsed.users ?? {}));
+  for (const client of new Set(allowed)) {
+    const wait = waitQueueName(parsed.queue, client);
+    if (Buffer.byteLength(wait, 'utf8') > 255) problems.push(`amqp.queue: the wait queue of client ${client} (${wait}) would be longer than 255 characters; use a shorter queue name`);
+    else if (wait === (parsed.deadLetterQueue ?? `${parsed.queue}.dead`)) problems.push(`amqp.deadLetterQueue: must differ from the wait queue of client ${client}`);
+  }
   return problems;
+}
+
+/**
+ * The durable queue where a client's queue messages wait for its rate limit
+ * (`clients[].rateLimit`): `<queue>.wait.<client>`. The queue ingress declares one for each
+ * client of `amqp.clients` and consumes them all.
+ */
+export function waitQueueName(queue: string, client: string): string {
+  return `${queue}.wait.${client}`;
+}
+
+/**
+ * The RabbitMQ user smppd connects as with `url`, as amqplib takes it from the URL: the decoded
+ * user name, or guest when the URL has neither user nor password.
+ */
+export function amqpUser(url: string): string {
+  const u = new URL(url);
+  if (u.username === '' && u.password === '') return 'guest';
+  try {
+    return decodeURIComponent(u.username);
+  } catch {
+    return u.username;
+  }
 }
 
 /** What may be logged of a broker URL: `amqps://broker:5671/vhost`, never the user or password. */

@@ -11,6 +11,15 @@
  *   jitter; at least QUEUE_FULL's retry-after), then nacked back to the queue.
  * - With a `replyTo`, the outcome is also published there: `{ messageId, reference }` or
  *   `{ reference, error: <five fields> }`, with the message's correlationId (best effort).
+ * - Past its client's rate limit (`clients[].rateLimit`, shared with the HTTP API): set aside in
+ *   the client's wait queue `<queue>.wait.<client>` (published there with a confirm, then
+ *   acked), whose consumer sends it when the client's token comes (rate-waits.ts). Holding it
+ *   on the send queue's consumer instead would fill the prefetch every client shares, and nacking
+ *   it would put it back at the head of the queue, in front of the other clients' messages: one
+ *   client's flood would starve the others. Set aside, it costs the send queue one publish and
+ *   one ack, and the others' messages go past it.
+ *
+ * Who a message may act as: queue-identity.ts.
  *
  * The broker may come and go: the connection is kept up by a BrokerLink, and nothing else of
  * the daemon waits for it.
@@ -18,13 +27,20 @@
 import { fullJitterDelay, type BackoffPolicy } from '../../core/backoff.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
-import { amqpEndpoint, type AmqpConfig } from '../../config/amqp-schema.js';
+import { amqpEndpoint, amqpUser, waitQueueName, type AmqpConfig } from '../../config/amqp-schema.js';
 import type { SendRequest } from '../../dispatch/accept.js';
+import { ClientRateLimiter } from '../client-rate-limiter.js';
 import type { HttpClient } from '../http/auth.js';
 import type { ErrorBody } from '../http/errors.js';
-import { ChannelAcks } from './channel-acks.js';
-import { BrokerLink, describe, type Channel, type ChannelModel, type ConfirmChannel, type Connect, type ConsumeMessage, type Options } from './broker-link.js';
+import { BrokerLink, describe, type ChannelModel, type Connect, type ConsumeMessage } from './broker-link.js';
+import { IngressSession, checkUserId, type Delivery, type Held, type Lane } from './ingress-session.js';
+import { queueAccess, type QueueAccess, type Vouched } from './queue-identity.js';
+import { RateWaits } from './rate-waits.js';
+import { copyOptions } from './republish.js';
 import { classifyFailure, readSendMessage } from './send-message.js';
+import { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, declareSendQueue, declareWaitQueue } from './send-queue.js';
+
+export { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, declareSendQueue, type SendQueueNames } from './send-queue.js';
 
 /** What the ingress needs of the Acceptor: one send, resolved after its commit. */
 export interface SendAcceptor {
@@ -33,19 +49,27 @@ export interface SendAcceptor {
 
 /** Counters of the ingress (prom-client in the daemon; a no-op by default). */
 export interface AmqpIngressMetrics {
-  /** A message settled: accepted (committed, acked), dead (refused to the dead-letter exchange), requeued (a passing failure). */
-  amqpMessage(result: 'accepted' | 'dead' | 'requeued'): void;
+  /**
+   * A message settled: accepted (committed, acked), dead (refused to the dead-letter exchange),
+   * requeued (a passing failure), waiting (past its client's rate limit: set aside in the
+   * client's wait queue, to be settled again from there).
+   */
+  amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting'): void;
   /** The consumer's connection came up (true) or went away (false). */
   amqpConnected(up: boolean): void;
+  /** A message of `client` past its rate limit (set aside). */
+  rateLimited(client: string, ingress: 'amqp'): void;
 }
 
-export const noAmqpIngressMetrics: AmqpIngressMetrics = { amqpMessage: () => {}, amqpConnected: () => {} };
+export const noAmqpIngressMetrics: AmqpIngressMetrics = { amqpMessage: () => {}, amqpConnected: () => {}, rateLimited: () => {} };
 
 export interface AmqpIngressOptions {
   config: AmqpConfig;
   acceptor: SendAcceptor;
   /** The configured clients (`clients[]`): who a message may be sent as, and their `senders`. */
   clients: readonly HttpClient[];
+  /** The clients' rate limits, shared with the HTTP API; default: one of its own, built from `clients`. */
+  rateLimiter?: ClientRateLimiter;
   clock: Clock;
   log: Log;
   metrics?: AmqpIngressMetrics;
@@ -55,54 +79,20 @@ export interface AmqpIngressOptions {
   connect?: Connect;
 }
 
-/** The names `declareSendQueue` declares. */
-export type SendQueueNames = Pick<AmqpConfig, 'queue' | 'exchange' | 'routingKey' | 'deadLetterExchange' | 'deadLetterQueue'>;
-
-/**
- * The consumed queue as the ingress declares it: durable, dead-lettering to a durable fanout
- * exchange with its own durable queue, and bound to `exchange` when there is one. The scale-out
- * benchmark's floor consumer declares the same, so that the broker does the same work for it.
- */
-export async function declareSendQueue(channel: Channel, c: SendQueueNames): Promise<void> {
-  await channel.assertExchange(c.deadLetterExchange, 'fanout', { durable: true });
-  await channel.assertQueue(c.deadLetterQueue, { durable: true });
-  await channel.bindQueue(c.deadLetterQueue, c.deadLetterExchange, '');
-  await channel.assertQueue(c.queue, { durable: true, deadLetterExchange: c.deadLetterExchange });
-  if (c.exchange !== undefined) {
-    await channel.assertExchange(c.exchange, 'direct', { durable: true });
-    await channel.bindQueue(c.queue, c.exchange, c.routingKey ?? c.queue);
-  }
-}
-
-/** The headers a refused message carries on the dead-letter exchange. */
-export const ERROR_HEADER = 'x-smppd-error';
-export const ERROR_CODE_HEADER = 'x-smppd-error-code';
-
 /** The longest a stop waits for each of: the consumer's cancel, the sends in progress, the connection's close. */
 const STOP_WAIT_MS = 5_000;
 /** A message's hold before it goes back to the queue is never shorter: no hot loop on a failing store. */
 const MIN_REQUEUE_MS = 100;
+/**
+ * Unacknowledged messages per wait queue consumer: what a client's line holds in memory, ahead of
+ * its tokens. At most `amqp.prefetch`. 50 sustain thousands of sends a second per client.
+ */
+const WAIT_PREFETCH = 50;
 
-/** One connection's channels; a message is settled only on the channel that delivered it. */
-interface Session {
-  connection: ChannelModel;
-  channel: ConfirmChannel;
-  open: boolean;
-  consumerTag: string | undefined;
-  /** Replies go on their own channel: a reply the broker refuses must not close the consumer's. */
-  replies: Promise<Channel> | undefined;
-  /** Set up and consuming (reported connected). */
-  consuming: boolean;
-  /** Messages held before their requeue. */
-  held: Set<Held>;
-  /** Acks go out together at the end of each turn (`channel-acks.ts`). */
-  acks: ChannelAcks<ConsumeMessage>;
-}
-
-interface Held {
-  message: ConsumeMessage;
-  timer: TimerHandle;
-  release: () => void;
+/** A message read and valid, in its client's line for a token. */
+interface Waiting extends Delivery {
+  request: SendRequest;
+  reference: string | null;
 }
 
 export class AmqpIngress {
@@ -115,8 +105,14 @@ export class AmqpIngress {
   readonly #link: BrokerLink;
   readonly #requestUri: string;
   readonly #retry: BackoffPolicy;
+  readonly #access: QueueAccess;
+  /** With amqp.users: smppd's own RabbitMQ user, the user_id of what it sets aside (what no publisher can write). */
+  readonly #stamp: string | undefined;
+  readonly #limiter: ClientRateLimiter;
+  readonly #ownsLimiter: boolean;
+  readonly #waits: RateWaits<Waiting>;
   #clients: ReadonlyMap<string, HttpClient>;
-  #session: Session | undefined;
+  #session: IngressSession | undefined;
   readonly #handling = new Set<Promise<void>>();
   /** Since when (monotonic ms) sends fail for a passing reason; null while they succeed. The requeue delay grows with it. */
   #failingSince: number | null = null;
@@ -132,6 +128,11 @@ export class AmqpIngress {
     this.#clients = byName(o.clients);
     this.#requestUri = `amqp://${o.config.queue}`;
     this.#retry = { initialMs: o.config.retry.initialSeconds * 1000, maxMs: o.config.retry.maxSeconds * 1000, multiplier: 2 };
+    this.#access = queueAccess(o.config);
+    this.#stamp = o.config.users !== undefined ? amqpUser(o.config.url) : undefined;
+    this.#ownsLimiter = o.rateLimiter === undefined;
+    this.#limiter = o.rateLimiter ?? new ClientRateLimiter(o.clients, o.clock);
+    this.#waits = new RateWaits<Waiting>(this.#limiter, o.clock, (w) => this.#track(w, this.#send(w, w)));
     const { reconnect } = o.config;
     this.#link = new BrokerLink({
       url: o.config.url, endpoint: amqpEndpoint(o.config.url), name: 'smppd ingress', clock: o.clock, log: o.log,
@@ -148,9 +149,9 @@ export class AmqpIngress {
     return this.#link.up;
   }
 
-  /** Messages received and not yet settled (sending, or held before a requeue). */
+  /** Messages received and not yet settled (sending, held before a requeue, or in a client's line for a token). */
   get inFlight(): number {
-    return this.#handling.size;
+    return this.#handling.size + this.#waits.size;
   }
 
   /** Starts connecting and consuming; returns at once (an absent broker is retried with backoff). */
@@ -158,24 +159,29 @@ export class AmqpIngress {
     this.#link.start();
   }
 
-  /** SIGHUP: the new clients apply to the next message. */
+  /** SIGHUP: the new clients apply to the next message, their rate limits to the messages waiting too. */
   replaceClients(clients: readonly HttpClient[]): void {
     this.#clients = byName(clients);
+    // A shared limiter is replaced by its owner (the daemon), before this.
+    if (this.#ownsLimiter) this.#limiter.replace(clients);
+    this.#waits.limitsChanged();
   }
 
   /**
    * Stops consuming, lets the sends in progress commit and be acked, returns held messages to
-   * the queue, and closes the connection (what is still unacked goes back to the queue).
+   * their queues, and closes the connection (what is still unacked goes back to the queue).
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     const session = this.#session;
     // Bounded: a broker that stopped answering (not yet noticed by the heartbeat) must not hold up a stop.
-    if (session?.open && session.consumerTag !== undefined) await this.#bounded(session.channel.cancel(session.consumerTag).catch(() => {}));
-    if (session) this.#releaseHeld(session);
+    if (session) {
+      await this.#bounded(session.cancelConsumers());
+      this.#releaseHeld(session);
+    }
     await this.#bounded((async () => { while (this.#handling.size > 0) await Promise.all([...this.#handling]); })());
     // Before the close: an ack still waiting for the end of the turn would be lost with the channel.
-    this.#session?.acks.flush();
+    this.#session?.flushAcks();
     await this.#bounded(this.#link.stop());
   }
 
@@ -188,24 +194,29 @@ export class AmqpIngress {
 
   async #setUp(connection: ChannelModel): Promise<void> {
     const c = this.#config;
-    const channel = await connection.createConfirmChannel();
-    const acks = new ChannelAcks<ConsumeMessage>((message, multiple) => this.#sendAck(session, message, multiple), (m) => m.fields.deliveryTag);
-    const session: Session = { connection, channel, open: true, consumerTag: undefined, replies: undefined, consuming: false, held: new Set(), acks };
-    let lastError: string | undefined;
-    channel.on('error', (e: unknown) => { lastError = describe(e); });
-    channel.on('close', () => {
-      session.open = false;
-      if (this.#session === session) this.#link.fail(`the channel closed: ${lastError ?? 'no reason given'}`);
-    });
+    const session = await IngressSession.open(connection, (broken, reason) => { if (this.#session === broken) this.#link.fail(reason); });
     this.#session = session;
+    if (this.#stamp !== undefined) await checkUserId(connection, this.#stamp);
     // Declared every time: a broker that lost them (a new node) gets them back. Arguments that
     // differ from an existing queue's fail here (PRECONDITION_FAILED), logged by the link.
-    await declareSendQueue(channel, c);
-    await channel.prefetch(c.prefetch);
-    const { consumerTag } = await channel.consume(c.queue, (message) => this.#receive(session, message), { noAck: false });
-    session.consumerTag = consumerTag;
+    const { main, waits } = session;
+    await declareSendQueue(main.channel, c);
+    const waitQueues = new Map<string, string>();
+    for (const client of c.clients) waitQueues.set(client, await declareWaitQueue(main.channel, c, client));
+    // Each wait queue's consumer holds at most WAIT_PREFETCH: per consumer, as RabbitMQ applies basic.qos without global.
+    await waits.channel.prefetch(Math.min(c.prefetch, WAIT_PREFETCH));
+    for (const [client, queue] of waitQueues) await this.#consume(session, waits, queue, client);
+    // Last: the send queue's messages may need the wait queues' consumers.
+    await main.channel.prefetch(c.prefetch);
+    await this.#consume(session, main, c.queue);
     session.consuming = true;
     this.#metrics.amqpConnected(true);
+  }
+
+  /** `waitingFor`: the client whose wait queue `queue` is; absent for the send queue. */
+  async #consume(session: IngressSession, lane: Lane, queue: string, waitingFor?: string): Promise<void> {
+    const { consumerTag } = await lane.channel.consume(queue, (message) => this.#receive(session, lane, message, waitingFor), { noAck: false });
+    lane.consumerTags.push(consumerTag);
   }
 
   #down(): void {
@@ -213,81 +224,107 @@ export class AmqpIngress {
     this.#session = undefined;
     if (!session) return;
     session.open = false;
-    // Unacked messages went back to the queue with the channel: the held ones only end here.
+    // Unacked messages went back to their queues with the channels: the held ones only end here.
     this.#releaseHeld(session);
     if (session.consuming) this.#metrics.amqpConnected(false);
   }
 
-  #receive(session: Session, message: ConsumeMessage | null): void {
+  #receive(session: IngressSession, lane: Lane, message: ConsumeMessage | null, waitingFor: string | undefined): void {
     if (message === null) {
       // The broker cancelled the consumer (the queue was deleted): a new connection declares it again.
-      this.#link.fail('the broker cancelled the consumer (was the queue deleted?)');
+      this.#link.fail(`the broker cancelled the consumer (was ${waitingFor === undefined ? 'the queue' : `the wait queue of ${waitingFor}`} deleted?)`);
       return;
     }
-    session.acks.delivered(message);
+    lane.acks.delivered(message);
+    const d: Delivery = { session, lane, message };
     if (this.#stopping) {
-      this.#settle(session, message, 'requeue');
+      session.settle(d, 'requeue');
       return;
     }
-    const handling = this.#handle(session, message).catch((e: unknown) => {
+    this.#track(d, this.#handle(d, waitingFor));
+  }
+
+  /** Keeps `work` in #handling until it is done; a failure of it is a bug: the message goes back. */
+  #track(d: Delivery, work: Promise<void>): void {
+    const handling = work.catch((e: unknown) => {
       // A bug, not a refusal: the message goes back (with the channel, or after a delay).
       this.#log.error({ event: 'amqp_internal_error', err: e }, 'handling a queue message failed');
-      return this.#holdThenRequeue(session, message, 0, 'INTERNAL');
+      return this.#holdThenRequeue(d, 0, 'INTERNAL');
     }).finally(() => this.#handling.delete(handling));
     this.#handling.add(handling);
   }
 
-  async #handle(session: Session, message: ConsumeMessage): Promise<void> {
-    const read = readSendMessage(message.content, {
-      clients: this.#clients, maxBytes: this.#config.maxMessageBytes, requestUri: this.#requestUri, now: this.#clock.wallNow(),
-      ...(this.#config.client !== undefined ? { defaultClient: this.#config.client } : {}),
+  async #handle(d: Delivery, waitingFor: string | undefined): Promise<void> {
+    const read = readSendMessage(d.message.content, {
+      clients: this.#clients, access: this.#access, vouched: this.#vouched(d.message, waitingFor),
+      maxBytes: this.#config.maxMessageBytes, requestUri: this.#requestUri, now: this.#clock.wallNow(),
     });
-    if (!read.ok) return this.#deadLetter(session, message, read.refusal, read.reference);
+    if (!read.ok) return this.#deadLetter(d, read.refusal, read.reference);
+    const { client } = read.request;
+    // Back from its wait queue: into its client's line, which takes the tokens in order.
+    if (client === waitingFor) return this.#waits.hold(client, { ...d, request: read.request, reference: read.reference });
+    if (!this.#waits.admit(client)) return this.#setAside(d, client);
+    return this.#send(d, read);
+  }
+
+  /** What the broker vouches for: the user_id, or that smppd itself set the message aside for `waitingFor`. */
+  #vouched(message: ConsumeMessage, waitingFor: string | undefined): Vouched {
+    const userId: unknown = message.properties.userId;
+    if (typeof userId !== 'string') return {};
+    if (waitingFor !== undefined && userId === this.#stamp) return { setAsideFor: waitingFor };
+    return { userId };
+  }
+
+  async #send(d: Delivery, read: { request: SendRequest; reference: string | null }): Promise<void> {
     let messageId: string;
     try {
       ({ messageId } = await this.#acceptor.send(read.request));
     } catch (e) {
       const failure = classifyFailure(e, this.#requestUri);
-      if (failure.kind === 'refuse') return this.#deadLetter(session, message, failure.refusal, read.reference);
+      if (failure.kind === 'refuse') return this.#deadLetter(d, failure.refusal, read.reference);
       if (failure.code === 'INTERNAL') this.#log.error({ event: 'amqp_send_failed', err: e }, 'storing a queue message failed; it goes back to the queue');
-      return this.#holdThenRequeue(session, message, failure.retryAfterMs, failure.code);
+      return this.#holdThenRequeue(d, failure.retryAfterMs, failure.code);
     }
     this.#noteAccepting();
-    this.#reply(session, message, { messageId, reference: read.reference });
-    this.#settle(session, message, 'ack');
+    this.#reply(d, { messageId, reference: read.reference });
+    d.session.settle(d, 'ack');
     this.#metrics.amqpMessage('accepted');
   }
 
+  /**
+   * Past its client's rate limit: a copy to the client's wait queue (mandatory: one that comes
+   * back means the queue is gone), the original acked once the broker confirmed the copy.
+   */
+  async #setAside(d: Delivery, client: string): Promise<void> {
+    this.#metrics.rateLimited(client, 'amqp');
+    this.#waits.settingAside(client);
+    const options = { ...copyOptions(d.message.properties, { [CLIENT_HEADER]: client }, this.#stamp), mandatory: true };
+    const failed = await d.session.publish(d, '', waitQueueName(this.#config.queue, client), options);
+    if (failed !== null) {
+      this.#waits.setAsideFailed(client);
+      this.#log.warn({ event: 'amqp_set_aside_failed', client, reason: failed }, 'a queue message past its client\'s rate limit could not be set aside; it goes back to the queue');
+      return this.#holdThenRequeue(d, 0, 'INTERNAL');
+    }
+    d.session.settle(d, 'ack');
+    this.#metrics.amqpMessage('waiting');
+  }
+
   /** A copy with the error in its headers to the dead-letter exchange; the original acked once the broker confirmed the copy. */
-  async #deadLetter(session: Session, message: ConsumeMessage, refusal: ErrorBody, reference: string | null): Promise<void> {
-    const p = message.properties;
-    const options: Options.Publish = {
-      persistent: true,
-      headers: { ...(p.headers ?? {}), [ERROR_HEADER]: JSON.stringify(refusal), [ERROR_CODE_HEADER]: refusal.errorCode },
-      // Not expiration (the copy must not expire) nor userId (the broker checks it against this connection's user).
-      ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
-      ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
-      ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),
-      ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
-      ...(p.type !== undefined ? { type: p.type } : {}),
-      ...(p.appId !== undefined ? { appId: p.appId } : {}),
-      ...(p.priority !== undefined ? { priority: p.priority } : {}),
-    };
-    const confirmed = await publishConfirmed(session, this.#config.deadLetterExchange, message.fields.routingKey, message.content, options);
-    if (confirmed !== null) {
-      this.#log.warn({ event: 'amqp_dead_letter_failed', reason: confirmed }, 'a refused queue message could not be dead-lettered; it goes back to the queue');
-      return this.#holdThenRequeue(session, message, 0, 'INTERNAL');
+  async #deadLetter(d: Delivery, refusal: ErrorBody, reference: string | null): Promise<void> {
+    const options = copyOptions(d.message.properties, { [ERROR_HEADER]: JSON.stringify(refusal), [ERROR_CODE_HEADER]: refusal.errorCode });
+    const failed = await d.session.publish(d, this.#config.deadLetterExchange, d.message.fields.routingKey, options);
+    if (failed !== null) {
+      this.#log.warn({ event: 'amqp_dead_letter_failed', reason: failed }, 'a refused queue message could not be dead-lettered; it goes back to the queue');
+      return this.#holdThenRequeue(d, 0, 'INTERNAL');
     }
     this.#log.debug({ event: 'amqp_message_refused', errorCode: refusal.errorCode, reference }, 'a queue message was refused and dead-lettered');
-    this.#reply(session, message, { reference, error: refusal });
-    this.#settle(session, message, 'ack');
+    this.#reply(d, { reference, error: refusal });
+    d.session.settle(d, 'ack');
     this.#metrics.amqpMessage('dead');
   }
 
-  /** Holds the message (it stays unacked), then nacks it back to the queue. Resolves when it is settled. */
-  #holdThenRequeue(session: Session, message: ConsumeMessage, retryAfterMs: number, code: 'QUEUE_FULL' | 'INTERNAL'): Promise<void> {
+  /** Holds the message (it stays unacked), then nacks it back to its queue. Resolves when it is settled. */
+  #holdThenRequeue(d: Delivery, retryAfterMs: number, code: 'QUEUE_FULL' | 'INTERNAL'): Promise<void> {
     const now = this.#clock.now();
     if (this.#failingSince === null) {
       this.#failingSince = now;
@@ -296,18 +333,19 @@ export class AmqpIngress {
           : 'queue messages cannot be stored now; they go back to the queue and are tried again later');
     }
     const delay = Math.max(MIN_REQUEUE_MS, retryAfterMs, this.#requeueDelay(now - this.#failingSince));
+    const { session } = d;
     if (!session.open || this.#stopping) {
-      this.#settle(session, message, 'requeue');
+      session.settle(d, 'requeue');
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
       const held: Held = {
-        message,
+        delivery: d,
         timer: this.#clock.setTimer(delay, () => held.release()),
         release: () => {
           held.timer.cancel();
           if (!session.held.delete(held)) return;
-          this.#settle(session, message, 'requeue');
+          session.settle(d, 'requeue');
           this.#metrics.amqpMessage('requeued');
           resolve();
         },
@@ -326,8 +364,10 @@ export class AmqpIngress {
     return fullJitterDelay(this.#retry, attempt, this.#random());
   }
 
-  #releaseHeld(session: Session): void {
+  /** Held messages and the clients' lines go back to their queues (nothing is settled on a session already closed). */
+  #releaseHeld(session: IngressSession): void {
     for (const held of [...session.held]) held.release();
+    for (const w of this.#waits.releaseAll()) w.session.settle(w, 'requeue');
   }
 
   #noteAccepting(): void {
@@ -336,70 +376,9 @@ export class AmqpIngress {
     this.#log.info({ event: 'amqp_accepting' }, 'queue messages are stored again');
   }
 
-  /** Acks or requeues on the channel that delivered the message; after that channel closed, the broker has requeued it already. */
-  #settle(session: Session, message: ConsumeMessage, how: 'ack' | 'requeue'): void {
-    if (!session.open) return;
-    if (how === 'ack') {
-      session.acks.ack(message);
-      return;
-    }
-    session.acks.settled(message);
-    try {
-      session.channel.nack(message, false, true);
-    } catch {
-      // The channel closed in between: the broker requeues the message.
-    }
+  #reply(d: Delivery, body: object): void {
+    d.session.reply(d.message, body).catch((e: unknown) => this.#log.debug({ event: 'amqp_reply_failed', reason: describe(e) }, 'a reply could not be published'));
   }
-
-  #sendAck(session: Session, message: ConsumeMessage, multiple: boolean): void {
-    if (!session.open) return;
-    try {
-      session.channel.ack(message, multiple);
-    } catch {
-      // The channel closed in between: the broker requeues what it had not been told of.
-    }
-  }
-
-  /** Best effort, unconfirmed: a caller waiting for a reply must cope with none (a reconnect, a crash). */
-  #reply(session: Session, message: ConsumeMessage, body: object): void {
-    const to = message.properties.replyTo as string | undefined;
-    if (to === undefined || to === '' || !session.open) return;
-    const correlationId = (message.properties.correlationId ?? message.properties.messageId) as string | undefined;
-    void this.#replyChannel(session).then((channel) => {
-      channel?.publish('', to, Buffer.from(JSON.stringify(body)), {
-        contentType: 'application/json', ...(correlationId !== undefined ? { correlationId } : {}),
-      });
-    }).catch((e: unknown) => this.#log.debug({ event: 'amqp_reply_failed', reason: describe(e) }, 'a reply could not be published'));
-  }
-
-  async #replyChannel(session: Session): Promise<Channel | undefined> {
-    const replies = session.replies ??= session.connection.createChannel().then((channel) => {
-      channel.on('error', () => {});
-      channel.on('close', () => { if (session.replies === replies) session.replies = undefined; });
-      return channel;
-    });
-    replies.catch(() => { if (session.replies === replies) session.replies = undefined; });
-    const channel = await replies;
-    return session.open ? channel : undefined;
-  }
-}
-
-/** Publishes with a publisher confirm; null when the broker confirmed it, else why not. */
-function publishConfirmed(session: Session, exchange: string, routingKey: string, content: Buffer, options: Options.Publish): Promise<string | null> {
-  if (!session.open) return Promise.resolve('the channel is closed');
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (result: string | null): void => {
-      if (settled) return;
-      settled = true;
-      resolve(result);
-    };
-    try {
-      session.channel.publish(exchange, routingKey, content, options, (err: unknown) => settle(err ? describe(err) : null));
-    } catch (e) {
-      settle(describe(e));
-    }
-  });
 }
 
 function byName(clients: readonly HttpClient[]): ReadonlyMap<string, HttpClient> {

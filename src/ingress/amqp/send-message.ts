@@ -1,8 +1,9 @@
 /**
  * A queue message as a send request, checked by the HTTP API's own code: the body is the
  * sendSms body (validation.ts: the same fields, rules and messages), plus `client` (whose
- * message it is; default `amqp.client`) and `reference` (the caller's own, echoed in replies
- * and refusals). A refusal is the five-field error body with `requestUri: amqp://<queue>`.
+ * message it is; default `amqp.client`; queue-identity.ts says which it may be) and `reference`
+ * (the caller's own, echoed in replies and refusals). A refusal is the five-field error body
+ * with `requestUri: amqp://<queue>`.
  */
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
@@ -11,6 +12,7 @@ import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
 import { ApiError, API_ERRORS, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
 import { sendRequestFrom } from '../http/send.js';
 import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../http/validation.js';
+import { queueClient, type QueueAccess, type Vouched } from './queue-identity.js';
 
 /** The caller's reference: at most this many characters, by the free-text rule. */
 export const REFERENCE_MAX = FREE_TEXT_MAX.reference;
@@ -26,8 +28,10 @@ export const queueSendSchema = sendSmsSchema.extend({
 export interface ReadOptions {
   /** The configured clients by name. */
   clients: ReadonlyMap<string, HttpClient>;
-  /** `amqp.client`: the client of a message that names none. */
-  defaultClient?: string;
+  /** Which clients the queue may act as, and how a message says which. */
+  access: QueueAccess;
+  /** What the broker vouches for about this message (its user_id). */
+  vouched: Vouched;
   /** Largest body, bytes. */
   maxBytes: number;
   /** `amqp://<queue>`: the refusal's requestUri. */
@@ -58,10 +62,9 @@ export function readSendMessage(content: Buffer, o: ReadOptions): ReadResult {
   const reference = typeof given === 'string' && given.length <= REFERENCE_MAX && freeTextProblem(given) === null ? given : null;
   try {
     const body = parseInput(queueSendSchema, input, '', 'the message body');
-    const name = body.client ?? o.defaultClient;
-    if (name === undefined) throw new ApiError('VALIDATION', 'client: is required (amqp.client names no default client)');
-    const client = o.clients.get(name);
-    if (client === undefined) throw new ApiError('VALIDATION', 'client: names no client of this smppd');
+    const client = o.clients.get(queueClient(o.access, body.client, o.vouched));
+    // Allowed on the queue, but gone from clients[] since (a reload).
+    if (client === undefined) throw new ApiError('CLIENT_NOT_ALLOWED', 'client: is not a client of this smppd any more');
     assertSenderAllowed(client, body.senderId);
     return { ok: true, request: sendRequestFrom(client.name, body, o.now), reference };
   } catch (e) {
@@ -89,9 +92,18 @@ export function classifyFailure(e: unknown, requestUri: string): SendFailure {
   return { kind: 'refuse', refusal: errorBody(error.code, error.message, requestUri, error.status) };
 }
 
+/**
+ * A refusal's message is cut to this many characters: it travels in a header of the dead
+ * letter, and all of a message's properties must fit in one AMQP frame (128 KiB by default);
+ * a message naming many unknown fields, or a very long one, must not make a copy that cannot be
+ * published (the broker would close the connection and the message come back again and again).
+ */
+export const REFUSAL_MESSAGE_MAX = 2_000;
+
 /** The five-field body (messaging-service-api.md §7), as the HTTP API renders it. */
 export function errorBody(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
-  return { status, error: STATUS_CODES[status] ?? 'Error', message, errorCode: code, requestUri };
+  const text = message.length > REFUSAL_MESSAGE_MAX ? `${message.slice(0, REFUSAL_MESSAGE_MAX - 1)}…` : message;
+  return { status, error: STATUS_CODES[status] ?? 'Error', message: text, errorCode: code, requestUri };
 }
 
 function refused(code: ApiErrorCode, message: string, requestUri: string, reference: string | null): ReadResult {

@@ -37,6 +37,7 @@ function ownSendQueue(view: BrokerView): string {
   const queue = view.ownQueue(uniqueName('sends'));
   view.ownQueue(`${queue}.dead`);
   view.ownExchange(`${queue}.dead`);
+  view.ownQueue(`${queue}.wait.app`);
   return queue;
 }
 

@@ -6,13 +6,10 @@
  * a TCP proxy the tests cut; the tests look at the queues through a connection of their own.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AmqpConfig } from '../../../src/config/amqp-schema.js';
-import { SystemClock } from '../../../src/core/clock.js';
-import { Acceptor } from '../../../src/dispatch/accept.js';
-import { AmqpIngress, ERROR_CODE_HEADER, ERROR_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
-import type { AcceptRequest } from '../../../src/store/store.js';
-import { CLIENTS, COMPOSE, ERROR_FIELDS, openTestStore, recordingLog } from '../../support/http.js';
-import { AMQP_URL, BrokerProxy, BrokerView, noteSkipped, sleep, uniqueName, until } from './broker.js';
+import { ERROR_CODE_HEADER, ERROR_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
+import { ERROR_FIELDS } from '../../support/http.js';
+import { AMQP_URL, noteSkipped, sleep, uniqueName, until } from './broker.js';
+import { VALID, ingressHarness, type HarnessOptions } from './ingress-harness.js';
 
 noteSkipped('queue ingress tests (test/integration/amqp/queue-ingress.test.ts)');
 
@@ -21,75 +18,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const valid = { senderId: 'MyBrand', destinationNumber: '447700900123', message: 'Hello', messageType: 'TEXT' };
-
-interface HarnessOptions {
-  maxQueued?: number;
-  prefetch?: number;
-  /** Start with the proxy refusing connections (the broker is away). */
-  brokerAway?: boolean;
-  /** Do not start the ingress (the test declares something first). */
-  noStart?: boolean;
-  /** Bind the queue to an exchange of its own with routing key `send`. */
-  exchange?: boolean;
-}
-
-async function harness(o: HarnessOptions = {}) {
-  const { store, cleanup } = await openTestStore();
-  cleanups.push(cleanup);
-  const proxy = await BrokerProxy.start();
-  cleanups.push(() => proxy.close());
-  if (o.brokerAway) proxy.cut();
-  const view = await BrokerView.open();
-  cleanups.push(() => view.close());
-  const queue = view.ownQueue(uniqueName('in'));
-  const deadQueue = view.ownQueue(`${queue}.dead`);
-  view.ownExchange(`${queue}.dead`);
-
-  // The store, as the test drives it: accept waits while the gate is held, throws while failures
-  // are set, and records the campaignName of each commit; queueDepth answers `depth` when set.
-  const gate = { held: false, waiters: [] as Array<() => void>, failures: 0, calls: 0, depth: null as number | null, depthReads: 0 };
-  const commits: string[] = [];
-  const accept = store.accept.bind(store);
-  store.accept = async (r: AcceptRequest) => {
-    gate.calls++;
-    if (gate.held) await new Promise<void>((resume) => gate.waiters.push(resume));
-    if (gate.failures > 0) {
-      gate.failures--;
-      throw new Error('SQLITE_BUSY: database is locked');
-    }
-    const accepted = await accept(r);
-    for (const m of r.messages) commits.push(m.campaignName ?? '');
-    return accepted;
-  };
-  const queueDepth = store.queueDepth.bind(store);
-  store.queueDepth = async () => {
-    gate.depthReads++;
-    return gate.depth ?? queueDepth();
-  };
-  const release = (): void => {
-    gate.held = false;
-    for (const resume of gate.waiters.splice(0)) resume();
-  };
-
-  const clock = new SystemClock();
-  const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000 });
-  const config: AmqpConfig = {
-    url: proxy.url, queue, deadLetterExchange: `${queue}.dead`, deadLetterQueue: deadQueue, prefetch: o.prefetch ?? 500, client: 'app',
-    maxMessageBytes: 64 * 1024, retry: { initialSeconds: 0.05, maxSeconds: 0.2 }, reconnect: { initialSeconds: 0.05, maxSeconds: 0.3 },
-    ...(o.exchange ? { exchange: view.ownExchange(uniqueName('x')), routingKey: 'send' } : {}),
-  };
-  const logs: string[] = [];
-  const settled = { accepted: 0, dead: 0, requeued: 0 };
-  const ingress = new AmqpIngress({
-    config, acceptor, clients: CLIENTS, clock, log: recordingLog(logs),
-    metrics: { amqpMessage: (result) => { settled[result]++; }, amqpConnected: () => {} },
-  });
-  cleanups.push(() => ingress.stop());
-  if (!o.noStart) ingress.start();
-  const events = (name: string): number => logs.filter((l) => (JSON.parse(l) as { event?: string }).event === name).length;
-  return { store, proxy, view, queue, deadQueue, gate, release, commits, ingress, logs, settled, events, config };
-}
+const valid = VALID;
+const harness = (o: HarnessOptions = {}) => ingressHarness(cleanups, o);
 
 describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
   it('keeps a message unacked until its commit, and acks it after', async () => {
@@ -125,7 +55,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     await h.ingress.stop();
     expect(new Set(h.commits).size).toBe(300);
     expect(await h.view.ready(h.queue)).toBe(0);
-    expect(h.settled).toEqual({ accepted: 300, dead: 0, requeued: 0 });
+    expect(h.settled).toEqual({ accepted: 300, dead: 0, requeued: 0, waiting: 0 });
   });
 
   describe('dead-letters an invalid message once, with the five-field error in its headers and its body kept', () => {
@@ -136,7 +66,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
       ['a bad number', { ...valid, expiryHour: 'soon' }, 400, 'VALIDATION', 'expiryHour: must be a number'],
       ['a number out of range', { ...valid, expiryHour: 0 }, 400, 'VALIDATION', 'expiryHour: must be a whole number from 1'],
       ['a bad destination', { ...valid, destinationNumber: '+447700900123' }, 400, 'VALIDATION', 'destinationNumber:'],
-      ['an unknown client', { ...valid, client: 'nobody' }, 400, 'VALIDATION', 'client: names no client'],
+      ['an unknown client', { ...valid, client: 'nobody' }, 403, 'CLIENT_NOT_ALLOWED', 'client: this queue may not send as that client'],
       ['a sender the client may not use', { ...valid, client: 'limited', senderId: 'Other' }, 403, 'SENDER_NOT_ALLOWED', 'senderId "Other" is not allowed'],
       ['TEXT that is not GSM-7 (refused by the acceptor)', { ...valid, message: 'Привет' }, 400, 'TEXT_NOT_GSM7', ''],
       ['a sender ID with a NUL (the HTTP API\'s sender rule)', { ...valid, senderId: 'AB\u0000\u00014477' }, 400, 'VALIDATION', 'senderId: must not hold U+0000'],
@@ -168,7 +98,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
         expect(h.commits).toEqual([]);
         await h.ingress.stop();
         expect(await h.view.ready(h.queue)).toBe(0);
-        expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0 });
+        expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0 });
       });
     }
   });

@@ -6,10 +6,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
-import { classifyFailure, readSendMessage, type ReadOptions } from '../../../src/ingress/amqp/send-message.js';
+import { queueAccess } from '../../../src/ingress/amqp/queue-identity.js';
+import { REFUSAL_MESSAGE_MAX, classifyFailure, readSendMessage, type ReadOptions } from '../../../src/ingress/amqp/send-message.js';
 import { CLIENTS, ERROR_FIELDS, WALL_START } from '../../support/http.js';
 
-const options: ReadOptions = { clients: new Map(CLIENTS.map((c) => [c.name, c])), defaultClient: 'app', maxBytes: 4096, requestUri: 'amqp://sms.send', now: WALL_START };
+const NAMES = CLIENTS.map((c) => c.name);
+const options: ReadOptions = {
+  clients: new Map(CLIENTS.map((c) => [c.name, c])), access: queueAccess({ clients: NAMES, client: 'app' }), vouched: {},
+  maxBytes: 4096, requestUri: 'amqp://sms.send', now: WALL_START,
+};
 const valid = { senderId: 'MyBrand', destinationNumber: '447700900123', message: 'Hello', messageType: 'TEXT' };
 const read = (body: unknown, o: Partial<ReadOptions> = {}) => readSendMessage(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), { ...options, ...o });
 
@@ -23,8 +28,7 @@ describe('a queue message', () => {
 
   it('names its client, or is the default client\'s', () => {
     expect(read({ ...valid, client: 'other' })).toMatchObject({ ok: true, request: { client: 'other' } });
-    const { defaultClient: _none, ...noDefault } = options;
-    expect(readSendMessage(Buffer.from(JSON.stringify(valid)), noDefault)).toMatchObject({ ok: false, refusal: { errorCode: 'VALIDATION', message: expect.stringContaining('client: is required') } });
+    expect(read(valid, { access: queueAccess({ clients: NAMES }) })).toMatchObject({ ok: false, refusal: { errorCode: 'VALIDATION', message: expect.stringContaining('client: is required') } });
   });
 
   it('carries a schedule like sendSms', () => {
@@ -50,6 +54,43 @@ describe('a queue message', () => {
       expect(r.refusal.message).toContain(text);
     });
   }
+
+  it('acts only as a client amqp.clients allows: another, or one unknown, is CLIENT_NOT_ALLOWED (403), and neither is named', () => {
+    const only = { access: queueAccess({ clients: ['app', 'limited'], client: 'app' }) };
+    expect(read({ ...valid, client: 'limited' }, only)).toMatchObject({ ok: true, request: { client: 'limited' } });
+    for (const client of ['other', 'nobody']) {
+      const r = read({ ...valid, client }, only);
+      if (r.ok) throw new Error('expected a refusal');
+      expect(r.refusal).toMatchObject({ status: 403, error: 'Forbidden', errorCode: 'CLIENT_NOT_ALLOWED', message: 'client: this queue may not send as that client (amqp.clients)' });
+    }
+  });
+
+  describe('with amqp.users: acts as the client its user_id is mapped to', () => {
+    const users = { access: queueAccess({ clients: ['app', 'limited'], users: { 'shop-publisher': 'limited', 'app-publisher': 'app' } }) };
+    it('a mapped user_id decides, and a client field may only agree with it', () => {
+      expect(read(valid, { ...users, vouched: { userId: 'shop-publisher' } })).toMatchObject({ ok: true, request: { client: 'limited' } });
+      expect(read({ ...valid, client: 'limited' }, { ...users, vouched: { userId: 'shop-publisher' } })).toMatchObject({ ok: true, request: { client: 'limited' } });
+      expect(read({ ...valid, client: 'app' }, { ...users, vouched: { userId: 'shop-publisher' } }))
+        .toMatchObject({ ok: false, refusal: { status: 403, errorCode: 'CLIENT_NOT_ALLOWED', message: expect.stringContaining('differs from the client this message\'s user_id stands for') } });
+    });
+    it('no user_id, or one not mapped, is CLIENT_NOT_ALLOWED whatever the body says', () => {
+      expect(read({ ...valid, client: 'app' }, users)).toMatchObject({ ok: false, refusal: { errorCode: 'CLIENT_NOT_ALLOWED', message: expect.stringContaining('user_id property') } });
+      expect(read({ ...valid, client: 'app' }, { ...users, vouched: { userId: 'guest' } }))
+        .toMatchObject({ ok: false, refusal: { errorCode: 'CLIENT_NOT_ALLOWED', message: expect.stringContaining('RabbitMQ user "guest" may not publish to this queue') } });
+    });
+    it('a message smppd set aside acts as the client it was set aside for', () => {
+      expect(read(valid, { ...users, vouched: { setAsideFor: 'app' } })).toMatchObject({ ok: true, request: { client: 'app' } });
+    });
+  });
+
+  it('cuts a refusal\'s message to REFUSAL_MESSAGE_MAX characters: it travels in a header', () => {
+    const body: Record<string, unknown> = { ...valid };
+    for (let i = 0; i < 200; i++) body[`unknown-field-${'x'.repeat(40)}-${i}`] = 1;
+    const r = readSendMessage(Buffer.from(JSON.stringify(body)), { ...options, maxBytes: 1 << 20 });
+    if (r.ok) throw new Error('expected a refusal');
+    expect(r.refusal.message).toHaveLength(REFUSAL_MESSAGE_MAX);
+    expect(r.refusal.message.endsWith('…')).toBe(true);
+  });
 
   it('keeps the reference of a refused message when it has one', () => {
     expect(read({ ...valid, to: '1', reference: 'r-9' })).toMatchObject({ ok: false, reference: 'r-9' });

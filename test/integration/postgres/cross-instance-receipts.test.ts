@@ -69,6 +69,7 @@ describePg('two instances sharing PostgreSQL and RabbitMQ, receipts on the other
     const queue = view.ownQueue(uniqueName('xi-sends'));
     view.ownQueue(`${queue}.dead`);
     view.ownExchange(`${queue}.dead`);
+    for (const inst of INSTANCES) view.ownQueue(`${queue}.wait.${inst.client}`);
 
     const sim = new SmscSimulator({
       host: '127.0.0.1', port: 0, accounts: [{ systemId: 'xinst', password: 'xinstpw' }], record: true,

@@ -9,13 +9,16 @@ import { deliveryFigures, type StoredMessage } from '../../../src/cli/bench-scal
 import type { StoreFloorResult } from '../../../src/cli/bench-floor-store.js';
 import { renderBrokerFloorTable, renderFloorSummary, renderStoreFloorTable } from '../../../src/cli/bench-scaleout-table.js';
 import { percentAtRate } from '../../../src/cli/bench-stats.js';
+import { queueAccess } from '../../../src/ingress/amqp/queue-identity.js';
 import { readSendMessage } from '../../../src/ingress/amqp/send-message.js';
 
 describe('scaleOutBody', () => {
   it('is a send request the queue ingress accepts, with a distinct destination that carries n and the caller reference', () => {
     const clients = new Map([['bench', { name: 'bench', token: 't'.repeat(24) }]]);
     for (const n of [0, 7, 123_456_789]) {
-      const read = readSendMessage(scaleOutBody(n), { clients, maxBytes: 1 << 20, requestUri: 'amqp://q', now: 0, defaultClient: 'bench' });
+      const read = readSendMessage(scaleOutBody(n), {
+        clients, access: queueAccess({ clients: ['bench'], client: 'bench' }), vouched: {}, maxBytes: 1 << 20, requestUri: 'amqp://q', now: 0,
+      });
       expect(read.ok).toBe(true);
       if (!read.ok) continue;
       expect(read.reference).toBe(`bench-${n}`);
