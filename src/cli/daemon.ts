@@ -183,7 +183,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { onRateLimited: (client: string) => deps.metrics?.rateLimited(client, 'http') } : {}),
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
-    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes },
+    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxResendDays: config.http.maxResendDays },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });

@@ -70,6 +70,8 @@ export function parseListen(listen: string): { host: string; port: number } | nu
 }
 
 const MIB = 1024 * 1024;
+/** http.maxResendDays' default: a week's outage of a client's receiver re-pushed in one request. */
+export const MAX_RESEND_DAYS = 7;
 
 /**
  * The HTTP listener's limits by default, in seconds and connections (the schema's defaults; the
@@ -118,6 +120,11 @@ const httpSchema = z.strictObject({
   /** Largest sendbulk number file, bytes. Default 50 MiB. 1 KiB–4 GiB. Larger: 413. */
   maxUploadBytes: wholeNumber(1024, 4096 * MIB).default(50 * MIB),
   /**
+   * Longest date range of one POST /sms/resendDlr, days (startDate's first instant to endDate's
+   * last). Default 7. 1–366. Longer: 400. One request queues an event per message of the range.
+   */
+  maxResendDays: wholeNumber(1, 366).default(MAX_RESEND_DAYS),
+  /**
    * Seconds from a request's first byte (a new connection's opening) to the end of its headers.
    * Default 10. 1–300. Late: 408 and the connection closed.
    */
@@ -143,7 +150,7 @@ const httpSchema = z.strictObject({
   tls: httpTlsSchema.optional(),
 }, { error: 'must be a mapping' }).refine((h) => h.bulkRequestTimeoutSeconds >= h.requestTimeoutSeconds, {
   error: 'must be ≥ requestTimeoutSeconds', path: ['bulkRequestTimeoutSeconds'],
-}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, ...HTTP_LISTENER_DEFAULTS });
+}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS });
 
 /** The durable store: SQLite. */
 /**
@@ -300,6 +307,8 @@ export interface HttpConfig {
   maxBodyBytes: number;
   /** Bytes. */
   maxUploadBytes: number;
+  /** Days. 1–366. */
+  maxResendDays: number;
   /** Seconds (fractions allowed). 1–300. */
   headersTimeoutSeconds: number;
   /** Seconds. 1–3600. */

@@ -5,6 +5,7 @@
  * webhook has no events to re-push.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { MAX_RESEND_DAYS } from '../../config/schema.js';
 import type { DeadEvent } from '../../store/store.js';
 import type { RouteContext } from './context.js';
 import { ApiError } from './errors.js';
@@ -12,6 +13,7 @@ import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from '.
 
 /** Messages per commit of a resendDlr: a wide date range is many short transactions, not one long one. */
 const RESEND_PAGE = 1_000;
+const DAY_MS = 86_400_000;
 const DEAD_PAGE_DEFAULT = 100;
 const DEAD_PAGE_MAX = 1_000;
 
@@ -44,17 +46,28 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const from = parseDateBound(body.startDate)!.start;
     const to = parseDateBound(body.endDate)!.end;
     if (to <= from) throw new ApiError('VALIDATION', 'endDate: must not be before startDate');
+    // Memory is one page whatever the range; the range bounds the store's work (each message read
+    // with its parts, an outbox row written for it) and the burst of events to the webhook.
+    const maxDays = ctx.deps.limits.maxResendDays ?? MAX_RESEND_DAYS;
+    // `to` is the first ms after endDate: its last instant may be maxDays after startDate's first.
+    if (to - 1 - from > maxDays * DAY_MS) {
+      throw new ApiError('VALIDATION', `startDate, endDate: the range is longer than ${maxDays} day${maxDays === 1 ? '' : 's'} (http.maxResendDays); ask for it in several requests of at most ${maxDays} days`);
+    }
     const filter = {
       client, from, to,
       ...(body.senderId != null ? { senderId: body.senderId } : {}),
       ...(body.messageStatus != null ? { status: body.messageStatus } : {}),
     };
-    let queued = 0;
-    for (let cursor: number | null = 0; cursor !== null;) {
-      const page: { queued: number; next: number | null } = await store.resendStatusEvents(filter, cursor, RESEND_PAGE, clock.wallNow());
-      queued += page.queued;
-      cursor = page.next;
-    }
+    // One at a time per client: ten at once would be ten times the store's work.
+    const queued = await ctx.serial.run(`resendDlr:${client}`, async () => {
+      let total = 0;
+      for (let cursor: number | null = 0; cursor !== null;) {
+        const page: { queued: number; next: number | null } = await store.resendStatusEvents(filter, cursor, RESEND_PAGE, clock.wallNow());
+        total += page.queued;
+        cursor = page.next;
+      }
+      return total;
+    });
     events.wake();
     return { queued };
   });

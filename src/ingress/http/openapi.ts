@@ -288,7 +288,7 @@ const paths: Json = {
   '/sms/resendDlr': {
     post: {
       summary: 'Re-push delivery statuses to the webhook',
-      description: 'Queues a status event with the current status of each message of the client sent between startDate and endDate (UTC days, or instants with their zone), optionally only from senderId and only in messageStatus. Needs a webhook (else NO_WEBHOOK).',
+      description: 'Queues a status event with the current status of each message of the client sent between startDate and endDate (UTC days, or instants with their zone), optionally only from senderId and only in messageStatus. The range may be at most http.maxResendDays long (default 7 days; longer: 400 VALIDATION). Needs a webhook (else NO_WEBHOOK).',
       requestBody: { required: true, content: json(ref('ResendDlr')) },
       responses: { ...ok('How many events were queued.', object({ queued: int })), ...jsonBodyErrors, ...always },
     },

@@ -205,6 +205,53 @@ describe('POST /sms/resendDlr date bounds', () => {
     }
   });
 
+  it('refuses a range longer than http.maxResendDays (default 7 days), naming both fields and the maximum, and queues nothing', async () => {
+    await sendSms();
+    await drain();
+    const wakes = h.wakes.count;
+    for (const body of [
+      { startDate: '2026-01-01', endDate: '2026-01-08' }, // 8 whole days
+      { startDate: '2026-01-01T00:00:00Z', endDate: '2026-01-08T00:00:00.001Z' },
+      { startDate: '2025-01-01', endDate: '2026-12-31' },
+    ]) {
+      expectError(await resendDlr(body), 400, 'VALIDATION',
+        'startDate, endDate: the range is longer than 7 days (http.maxResendDays); ask for it in several requests of at most 7 days', '/sms/resendDlr');
+    }
+    expect(h.wakes.count).toBe(wakes);
+    expect(await drain()).toEqual([]);
+    // At the maximum: 7 whole days, or 7 days from instant to instant.
+    expect((await resendDlr({ startDate: '2025-12-26', endDate: '2026-01-01' })).json()).toEqual({ queued: 1 });
+    expect((await resendDlr({ startDate: '2025-12-25T00:00:00.001Z', endDate: '2026-01-01T00:00:00.001Z' })).json()).toEqual({ queued: 1 });
+  });
+
+  it('runs one resendDlr of a client at a time; another client\'s does not wait for it', async () => {
+    await sendSms();
+    await sendSms({}, TOKENS.limited);
+    const resend = h.store.resendStatusEvents.bind(h.store);
+    const active = new Map<string, number>();
+    let most = { same: 0, all: 0 };
+    h.store.resendStatusEvents = async (filter, ...rest) => {
+      active.set(filter.client, (active.get(filter.client) ?? 0) + 1);
+      const all = [...active.values()].reduce((a, b) => a + b, 0);
+      most = { same: Math.max(most.same, active.get(filter.client)!), all: Math.max(most.all, all) };
+      await new Promise((r) => setTimeout(r, 30));
+      active.set(filter.client, active.get(filter.client)! - 1);
+      return resend(filter, ...rest);
+    };
+    const day = { startDate: '2026-01-01', endDate: '2026-01-01' };
+    const answers = await Promise.all([resendDlr(day), resendDlr(day), resendDlr(day), resendDlr(day, TOKENS.limited)]);
+    expect(answers.map((r) => r.json())).toEqual([{ queued: 1 }, { queued: 1 }, { queued: 1 }, { queued: 1 }]);
+    expect(most).toEqual({ same: 1, all: 2 });
+  });
+
+  it('takes http.maxResendDays from the configuration', async () => {
+    await h.close();
+    h = await httpHarness({ webhookClients: ['app'], maxResendDays: 1 });
+    await sendSms();
+    expect((await resendDlr({ startDate: '2026-01-01', endDate: '2026-01-01' })).json()).toEqual({ queued: 1 });
+    expectError(await resendDlr({ startDate: '2026-01-01', endDate: '2026-01-02' }), 400, 'VALIDATION', 'longer than 1 day (http.maxResendDays)', '/sms/resendDlr');
+  });
+
   it('refuses an endDate before the startDate, naming endDate, and queues nothing', async () => {
     await sendSms();
     await drain();

@@ -110,6 +110,7 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['http.listen IPv6 without brackets', `${base}http: { listen: "::1:8080" }\n`, 'http.listen: must be host:port'],
     ['http.maxBodyBytes too small', `${base}http: { maxBodyBytes: 10 }\n`, 'http.maxBodyBytes: must be a whole number from 1024 to 67108864'],
     ['http.maxUploadBytes not whole', `${base}http: { maxUploadBytes: 1.5 }\n`, 'http.maxUploadBytes: must be a whole number from 1024 to 4294967296'],
+    ['http.maxResendDays 0', `${base}http: { maxResendDays: 0 }\n`, 'http.maxResendDays: must be a whole number from 1 to 366'],
     ['unknown key in http', `${base}http: { port: 8080 }\n`, 'http.port: unknown key'],
     ['clients not a list', `${base}clients: { name: a }\n`, 'clients: must be a list of clients'],
     ['client without a name', `${base}clients: [{ token: ${TOKEN} }]\n`, 'clients[0].name: is required'],
@@ -216,7 +217,7 @@ describe('defaults', () => {
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
-      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800,
+      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxResendDays: 7,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000,
     });
     expect(c.clients).toEqual([]);
