@@ -6,13 +6,14 @@
 import { describe, type ConfirmChannel, type MessageProperties, type Options } from './broker-link.js';
 
 /**
- * The publisher's headers beyond this (JSON bytes, an over-estimate of their AMQP size) are left
- * off a copy: AMQP 0-9-1 carries all properties in one frame (RabbitMQ's frame_max, 128 KiB by
- * default), and a copy whose headers no longer fit would make the broker close the connection,
- * the message come back, and the same happen again.
+ * The publisher's headers beyond this (bytes, as AMQP encodes them) are left off a copy. amqplib
+ * encodes a message's headers into one 64 KiB buffer, and past it writes a malformed frame that
+ * makes RabbitMQ close the connection (541): the message would come back, and the same happen
+ * again. Ours need up to 13 KiB (a refusal's message is at most 2,000 characters, 6 bytes each
+ * in JSON at worst).
  */
-const HEADERS_MAX_BYTES = 64 * 1024;
-/** true on a copy whose publisher's headers were left off (larger than 64 KiB). */
+const HEADERS_MAX_BYTES = 48 * 1024;
+/** true on a copy whose publisher's headers were left off (larger than 48 KiB). */
 export const HEADERS_DROPPED_HEADER = 'x-smppd-headers-dropped';
 
 /**
@@ -25,7 +26,7 @@ export function copyOptions(p: MessageProperties, headers: Record<string, unknow
   const theirs: Record<string, unknown> = p.headers ?? {};
   return {
     persistent: true,
-    headers: jsonBytes(theirs) > HEADERS_MAX_BYTES ? { [HEADERS_DROPPED_HEADER]: true, ...headers } : { ...theirs, ...headers },
+    headers: encodedBytes(theirs) > HEADERS_MAX_BYTES ? { [HEADERS_DROPPED_HEADER]: true, ...headers } : { ...theirs, ...headers },
     ...(stamp !== undefined ? { userId: stamp } : {}),
     ...(p.contentType !== undefined ? { contentType: p.contentType } : {}),
     ...(p.contentEncoding !== undefined ? { contentEncoding: p.contentEncoding } : {}),
@@ -59,11 +60,14 @@ export function publishConfirmed(
   });
 }
 
-/** The size of `value` as JSON, bytes; Infinity when it has none (a BigInt). */
-function jsonBytes(value: unknown): number {
-  try {
-    return Buffer.byteLength(JSON.stringify(value), 'utf8');
-  } catch {
-    return Infinity;
-  }
+/** What amqplib's encoding of `value` as a field value takes, bytes, at most (AMQP 0-9-1 §4.2.5.5: a type octet, then the value). */
+function encodedBytes(value: unknown): number {
+  if (typeof value === 'string') return 5 + Buffer.byteLength(value, 'utf8');
+  if (Buffer.isBuffer(value)) return 5 + value.length;
+  if (value === null || value === undefined) return 1;
+  if (typeof value === 'boolean') return 2;
+  if (typeof value !== 'object') return 9; // numbers (at most a double or a long), a Date, a BigInt
+  if (value instanceof Date) return 9;
+  if (Array.isArray(value)) return 5 + value.reduce((n: number, v) => n + encodedBytes(v), 0);
+  return 5 + Object.entries(value).reduce((n, [k, v]) => n + 1 + Buffer.byteLength(k, 'utf8') + encodedBytes(v), 0);
 }

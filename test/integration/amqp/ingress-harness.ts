@@ -32,6 +32,8 @@ export interface HarnessOptions {
   rateLimiter?: ClientRateLimiter;
   /** Opens smppd's broker connection (default amqplib's, to the proxy). */
   connect?: Connect;
+  /** amqp.maxMessageBytes. Default 64 KiB. */
+  maxMessageBytes?: number;
 }
 
 /** One commit of the store, as the harness saw it: the message's client and campaignName, and when (ms). */
@@ -97,7 +99,7 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
     clients: access.clients ?? clients.map((c) => c.name),
     ...(defaultClient !== undefined ? { client: defaultClient } : {}),
     ...(access.users !== undefined ? { users: access.users } : {}),
-    maxMessageBytes: 64 * 1024, retry: { initialSeconds: 0.05, maxSeconds: 0.2 }, reconnect: { initialSeconds: 0.05, maxSeconds: 0.3 },
+    maxMessageBytes: o.maxMessageBytes ?? 64 * 1024, retry: { initialSeconds: 0.05, maxSeconds: 0.2 }, reconnect: { initialSeconds: 0.05, maxSeconds: 0.3 },
     ...(o.exchange ? { exchange: view.ownExchange(uniqueName('x')), routingKey: 'send' } : {}),
   };
   const logs: string[] = [];

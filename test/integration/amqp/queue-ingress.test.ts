@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODE_HEADER, ERROR_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
+import { HEADERS_DROPPED_HEADER } from '../../../src/ingress/amqp/republish.js';
 import { ERROR_FIELDS } from '../../support/http.js';
 import { AMQP_URL, noteSkipped, sleep, uniqueName, until } from './broker.js';
 import { VALID, ingressHarness, type HarnessOptions } from './ingress-harness.js';
@@ -101,6 +102,23 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
         expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0 });
       });
     }
+  });
+
+  it('a refused message whose headers leave no room for the error is dead-lettered without them, not sent round again', async () => {
+    const h = await harness();
+    await until(() => h.ingress.connected, 10_000, 'the consumer');
+    // The headers just fit amqplib's 64 KiB, and would not with the five-field error added.
+    h.view.publishJson(h.queue, { ...valid, to: '1' }, { messageId: 'big-headers', headers: { 'x-app': 'a'.repeat(65_000) } });
+    await until(async () => (await h.view.ready(h.deadQueue)) === 1, 10_000, 'the dead letter');
+    const [dead] = await h.view.drain(h.deadQueue);
+    expect(dead!.properties.messageId).toBe('big-headers');
+    const headers = dead!.properties.headers ?? {};
+    expect(headers[HEADERS_DROPPED_HEADER]).toBe(true);
+    expect(headers['x-app']).toBeUndefined();
+    expect(headers[ERROR_CODE_HEADER]).toBe('VALIDATION');
+    await until(() => h.ingress.inFlight === 0, 10_000, 'the ack');
+    expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0 });
+    expect(h.events('amqp_unavailable')).toBe(0);
   });
 
   it('QUEUE_FULL: the message goes back to the queue after a delay, and is accepted once there is room', async () => {
