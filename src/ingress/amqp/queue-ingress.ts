@@ -38,9 +38,9 @@ import { queueAccess, type QueueAccess, type Vouched } from './queue-identity.js
 import { RateWaits } from './rate-waits.js';
 import { copyOptions } from './republish.js';
 import { classifyFailure, readSendMessage } from './send-message.js';
-import { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, declareSendQueue, declareWaitQueue } from './send-queue.js';
+import { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, RECEIVED_AT_HEADER, declareSendQueue, declareWaitQueue } from './send-queue.js';
 
-export { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, declareSendQueue, type SendQueueNames } from './send-queue.js';
+export { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, RECEIVED_AT_HEADER, declareSendQueue, type SendQueueNames } from './send-queue.js';
 
 /** What the ingress needs of the Acceptor: one send, resolved after its commit. */
 export interface SendAcceptor {
@@ -255,16 +255,27 @@ export class AmqpIngress {
   }
 
   async #handle(d: Delivery, waitingFor: string | undefined): Promise<void> {
+    const receivedAt = this.#receivedAt(d.message, waitingFor);
     const read = readSendMessage(d.message.content, {
       clients: this.#clients, access: this.#access, vouched: this.#vouched(d.message, waitingFor),
-      maxBytes: this.#config.maxMessageBytes, requestUri: this.#requestUri, now: this.#clock.wallNow(),
+      maxBytes: this.#config.maxMessageBytes, requestUri: this.#requestUri, now: receivedAt,
     });
     if (!read.ok) return this.#deadLetter(d, read.refusal, read.reference);
     const { client } = read.request;
     // Back from its wait queue: into its client's line, which takes the tokens in order.
     if (client === waitingFor) return this.#waits.hold(client, { ...d, request: read.request, reference: read.reference });
-    if (!this.#waits.admit(client)) return this.#setAside(d, client);
+    if (!this.#waits.admit(client)) return this.#setAside(d, client, receivedAt);
     return this.#send(d, read);
+  }
+
+  /**
+   * Wall ms when smppd first read the message: now, or for one back from a wait queue, when it was
+   * set aside. A forged time can only make a schedule pass that is past, as sending now would.
+   */
+  #receivedAt(message: ConsumeMessage, waitingFor: string | undefined): number {
+    const now = this.#clock.wallNow();
+    const at: unknown = waitingFor === undefined ? undefined : message.properties.headers?.[RECEIVED_AT_HEADER];
+    return typeof at === 'number' && Number.isFinite(at) && at <= now ? at : now;
   }
 
   /** What the broker vouches for: the user_id, or that smppd itself set the message aside for `waitingFor`. */
@@ -295,10 +306,10 @@ export class AmqpIngress {
    * Past its client's rate limit: a copy to the client's wait queue (mandatory: one that comes
    * back means the queue is gone), the original acked once the broker confirmed the copy.
    */
-  async #setAside(d: Delivery, client: string): Promise<void> {
+  async #setAside(d: Delivery, client: string, receivedAt: number): Promise<void> {
     this.#metrics.rateLimited(client, 'amqp');
     this.#waits.settingAside(client);
-    const options = { ...copyOptions(d.message.properties, { [CLIENT_HEADER]: client }, this.#stamp), mandatory: true };
+    const options = { ...copyOptions(d.message.properties, { [CLIENT_HEADER]: client, [RECEIVED_AT_HEADER]: receivedAt }, this.#stamp), mandatory: true };
     const failed = await d.session.publish(d, '', waitQueueName(this.#config.queue, client), options);
     if (failed !== null) {
       this.#waits.setAsideFailed(client);

@@ -10,6 +10,11 @@ export const ERROR_HEADER = 'x-smppd-error';
 export const ERROR_CODE_HEADER = 'x-smppd-error-code';
 /** On a message set aside in a wait queue: the client it acts as. */
 export const CLIENT_HEADER = 'x-smppd-client';
+/**
+ * On a message set aside in a wait queue: when smppd first read it (wall ms), so that a schedule
+ * that was in the future then is not refused as past when the message comes back.
+ */
+export const RECEIVED_AT_HEADER = 'x-smppd-received-at';
 
 /** The names `declareSendQueue` declares. */
 export type SendQueueNames = Pick<AmqpConfig, 'queue' | 'exchange' | 'routingKey' | 'deadLetterExchange' | 'deadLetterQueue'>;

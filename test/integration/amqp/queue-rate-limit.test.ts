@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { ClientRateLimiter } from '../../../src/ingress/client-rate-limiter.js';
-import { CLIENT_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
+import { CLIENT_HEADER, RECEIVED_AT_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
 import { TOKENS } from '../../support/http.js';
 import { AMQP_URL, noteSkipped, sleep, until } from './broker.js';
 import { VALID, ingressHarness, type Cleanups, type Commit, type HarnessOptions } from './ingress-harness.js';
@@ -122,6 +122,35 @@ describe.skipIf(!AMQP_URL)('clients[].rateLimit on the queue (RabbitMQ)', () => 
     await until(() => h.committed.length === 2, 10_000, 'two sends');
     await sleep(1500);
     expect(of(h.committed, 'flood')).toEqual(['f-0', 'f-1']);
+  });
+
+  it('a schedule is checked against when the message was first read, not when it came back from its wait queue', async () => {
+    const h = await harness(1000, 1000);
+    await until(() => h.ingress.connected, 10_000, 'the consumer');
+    const minutes = (n: number): string => new Date(Date.now() + n * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    const scheduled = { ...VALID, client: 'flood', isSchedule: true, time: minutes(-5), gmt: '+00:00' };
+    // Set aside ten minutes ago, scheduled for five minutes ago: in the future when it was first read.
+    h.view.publishJson(h.waitQueue('flood'), { ...scheduled, campaignName: 'waited' }, { headers: { [RECEIVED_AT_HEADER]: Date.now() - 10 * 60_000 } });
+    await until(() => h.committed.length === 1, 10_000, 'the commit');
+    expect(of(h.committed, 'flood')).toEqual(['waited']);
+    // Straight to the send queue, the same time is past.
+    h.view.publishJson(h.queue, { ...scheduled, campaignName: 'late' });
+    await until(async () => (await h.view.ready(h.deadQueue)) === 1, 10_000, 'the dead letter');
+    const [dead] = await h.view.drain(h.deadQueue);
+    expect(String(dead!.properties.headers?.['x-smppd-error'])).toContain('time: is in the past');
+  });
+
+  it('what it sets aside carries when it was first read', async () => {
+    const h = await harness(1, 1);
+    await until(() => h.ingress.connected, 10_000, 'the consumer');
+    const before = Date.now();
+    for (let i = 0; i < 2; i++) h.view.publishJson(h.queue, { ...VALID, client: 'flood', campaignName: `f-${i}` });
+    await until(() => h.settled.waiting === 1, 10_000, 'the second to be set aside');
+    await h.ingress.stop();
+    const [aside] = await h.view.drain(h.waitQueue('flood'));
+    const at = aside!.properties.headers?.[RECEIVED_AT_HEADER] as number;
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(Date.now());
   });
 
   it('the wait queue deleted while running: declared again, and its client\'s messages still go out', async () => {
