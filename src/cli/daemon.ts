@@ -51,7 +51,10 @@ export interface RunningDaemon {
   queue(): Promise<{ queued: number; inflight: number; parked: number; lagSeconds: Record<string, number> }>;
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
-  /** SIGHUP: new clients, tokens, senders and rate limits for the next requests; binds, queue and webhooks stay as they are. */
+  /**
+   * SIGHUP: new clients, tokens, senders and rate limits for the next requests, with their weights
+   * for the next claims; binds, queue and webhooks stay as they are.
+   */
   reloadClients(clients: readonly ClientConfig[]): void;
   health: Health;
   /** Graceful stop; resolves when the store is closed. */
@@ -147,6 +150,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { counters: deps.metrics } : {}),
     // Twice what the windows hold: the next messages wait in the pool's queue, not in the store.
     upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
+    clients: clientWeights(config.clients),
   });
   const acceptor = new Acceptor({
     store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
@@ -251,6 +255,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       authenticator.replace(clients);
       rateLimiter.replace(clients);
       amqpIngress?.replaceClients(clients);
+      // Weights from the next claim on; what each lane has counted stays.
+      dispatcher.setClients(clientWeights(clients));
       log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients, tokens and rate limits reloaded');
     },
     stop() {
@@ -284,6 +290,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       return stopping;
     },
   };
+}
+
+function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; weight: number }> {
+  return clients.map((c) => ({ name: c.name, weight: c.weight }));
 }
 
 /** The configured store, open. A PostgreSQL store is for several instances sharing one queue (issue 7). */

@@ -106,7 +106,12 @@ export const clientSchema = z.strictObject({
   ).min(1, { error: 'must list at least one number; leave inboundNumbers out for none' }).optional(),
   /** Send requests per second, over HTTP and the queue together. Default: none (unlimited). */
   rateLimit: rateLimitSchema.optional(),
-}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit }' }).superRefine((c, ctx) => {
+  /**
+   * This client's share of the binds against the others' while they all have messages waiting:
+   * weight 3 has three sent for each one of weight 1. Default 1. 1–1000.
+   */
+  weight: wholeNumber(1, 1000).default(1),
+}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, weight }' }).superRefine((c, ctx) => {
   if (c.token !== undefined && c.tokenFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
   } else if (c.token === undefined && c.tokenFile === undefined) {

@@ -366,6 +366,8 @@ export interface ClientConfig {
   inboundNumbers?: string[];
   /** Send requests per second (> 0) and the burst (≥ 1, default ceil(perSecond)); absent: unlimited. */
   rateLimit?: { perSecond: number; burst: number };
+  /** Its share of the binds against the other clients'. Default 1. 1–1000. */
+  weight: number;
 }
 
 /** TLS settings with the files read. `false` in `UpstreamConfig.tls` means plain TCP. */

@@ -108,7 +108,7 @@ export class Acceptor {
    */
   #readDepth(now: number): Promise<void> {
     this.#depthReading ??= this.#store.queueDepth()
-      .then((value) => { this.#depth = { value, readAt: now }; })
+      .then((d) => { this.#depth = { value: d.queued, readAt: now }; })
       .finally(() => { this.#depthReading = null; });
     return this.#depthReading;
   }
@@ -225,7 +225,7 @@ export class Acceptor {
 /** A message as a claim would return it right after its accept: every part, none tried yet. */
 export function claimedOf(m: NewMessage): ClaimedMessage {
   return {
-    id: m.id, upstream: m.upstream, source: m.source, destination: m.destination, registeredDelivery: m.registeredDelivery,
+    id: m.id, client: m.client, upstream: m.upstream, source: m.source, destination: m.destination, registeredDelivery: m.registeredDelivery,
     sourceTon: m.sourceTon, sourceNpi: m.sourceNpi, destTon: m.destTon, destNpi: m.destNpi, validityPeriod: m.validityPeriod,
     parts: m.parts.map((p, i) => ({ ...p, part: i + 1, attempts: 0 })),
   };

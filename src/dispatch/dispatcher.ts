@@ -16,6 +16,7 @@ import type { ClaimedMessage, PartResult, Store } from '../store/store.js';
 import { responseKey } from '../sms/message-id.js';
 import { commandStatusReason } from '../sms/status.js';
 import { buildSubmitSm } from './compose.js';
+import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
 
 /**
  * How one accepted message reaches the pool, decided before its accept (`Dispatcher.admit`).
@@ -75,6 +76,19 @@ export interface DispatcherOptions {
    * Default: the dispatcher's own, closed by `stop`.
    */
   warnings?: WarningThrottle;
+  /**
+   * The configured clients and their weights (> 0; `clients[].weight`), for fair sharing of each
+   * upstream's binds between clients. A client not listed (no longer configured) has weight 1.
+   * Default: none. `setClients` replaces them.
+   */
+  clients?: ReadonlyArray<ClientWeight>;
+}
+
+/** A client's share of the binds against the others' while both have messages ready. */
+export interface ClientWeight {
+  name: string;
+  /** > 0. */
+  weight: number;
 }
 
 /** Outcomes awaiting their record, at most, per message the pool may hold. */
@@ -96,13 +110,16 @@ interface Lane {
    * may go straight to the pool without overtaking a backlog.
    */
   caughtUp: boolean;
+  /** How the lane's claims divide their room between clients. */
+  fair: FairShare;
 }
 
 export class Dispatcher {
-  readonly #o: Required<Omit<DispatcherOptions, 'upstreams' | 'warnings'>>;
+  readonly #o: Required<Omit<DispatcherOptions, 'upstreams' | 'warnings' | 'clients'>>;
   readonly #warnings: WarningThrottle;
   readonly #ownWarnings: boolean;
   readonly #lanes: Map<string, Lane>;
+  #weights: ReadonlyMap<string, number>;
   readonly #settling = new Set<Promise<void>>();
   /** Direct admissions whose accept is under way: each ends in a hand-over or in nothing. */
   readonly #admitted = new Set<Promise<void>>();
@@ -115,13 +132,21 @@ export class Dispatcher {
   #stopped = true;
 
   constructor(o: DispatcherOptions) {
-    const { warnings, ...rest } = o;
+    const { warnings, clients = [], ...rest } = o;
     this.#o = { pollMs: 250, claimBatch: 500, counters: noCounters, ...rest };
     this.#ownWarnings = warnings === undefined;
     this.#warnings = warnings ?? new WarningThrottle(o.clock);
+    this.#weights = weightsOf(clients);
+    const weightOf = (client: string): number => this.#weights.get(client) ?? DEFAULT_WEIGHT;
+    const configured = (): Iterable<string> => this.#weights.keys();
     this.#lanes = new Map(o.upstreams.map((u) => [u.name, {
-      upstream: u, inPool: 0, unrecorded: 0, running: false, again: false, caughtUp: false,
+      upstream: u, inPool: 0, unrecorded: 0, running: false, again: false, caughtUp: false, fair: new FairShare(weightOf, configured),
     }]));
+  }
+
+  /** SIGHUP: the clients and weights of the next claims (what each lane has counted so far stays). */
+  setClients(clients: ReadonlyArray<ClientWeight>): void {
+    this.#weights = weightsOf(clients);
   }
 
   /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
@@ -253,23 +278,25 @@ export class Dispatcher {
         lane.caughtUp = false;
         return;
       }
-      const limit = Math.min(room, claimBatch);
+      const plan = lane.fair.plan(Math.min(room, claimBatch));
       let claimed: ClaimedMessage[];
       try {
-        claimed = await store.claim(name, clock.wallNow(), limit);
+        claimed = await store.claim(name, clock.wallNow(), plan.shares);
       } catch (e) {
         lane.caughtUp = false;
         log.error({ event: 'store_error', upstream: name, err: e }, 'claiming ready messages failed; retrying at the next poll');
         return;
       }
-      for (const m of claimed) {
+      const { ordered, more } = lane.fair.took(plan, claimed);
+      for (const m of ordered) {
         this.#o.counters.dispatched(name, 'claim');
         this.#handOver(lane, m);
       }
-      // Short: caught up. A queued accept that commits after this claim's snapshot is not in
-      // it: its wake-up claims it next, after the direct sends of those few milliseconds.
-      // (Asking for no queued accept under way never caught up again under a steady stream.)
-      lane.caughtUp = claimed.length < limit;
+      // Short (no client filled its share): caught up. A queued accept that commits after this
+      // claim's snapshot is not in it: its wake-up claims it next, after the direct sends of
+      // those few milliseconds. (Asking for no queued accept under way never caught up again
+      // under a steady stream.)
+      lane.caughtUp = !more;
       if (lane.caughtUp) return;
     }
   }
@@ -352,6 +379,10 @@ function roomOf(lane: Lane): number {
 
 function maxUnrecorded(lane: Lane): number {
   return lane.upstream.maxInPool * UNRECORDED_PER_IN_POOL;
+}
+
+function weightsOf(clients: ReadonlyArray<ClientWeight>): ReadonlyMap<string, number> {
+  return new Map(clients.map((c) => [c.name, c.weight]));
 }
 
 function submitPart(m: ClaimedMessage, p: ClaimedMessage['parts'][number]): SubmitPart {

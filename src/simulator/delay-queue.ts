@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { MinHeap } from '../core/min-heap.js';
 
 interface Entry<T> {
   at: number;
@@ -16,7 +17,7 @@ interface Entry<T> {
  * and leaves with everything else due by then. An item due after a quiet spell is on time.
  */
 export class DelayQueue<T> {
-  #heap: Entry<T>[] = [];
+  readonly #heap = new MinHeap<Entry<T>>(before);
   #seq = 0;
   #timer: TimerHandle | undefined;
   #armedAt = Infinity;
@@ -29,13 +30,13 @@ export class DelayQueue<T> {
   ) {}
 
   get size(): number {
-    return this.#heap.length;
+    return this.#heap.size;
   }
 
   /** Queues `item` to fall due `delayMs` from now. */
   push(delayMs: number, item: T): void {
     const at = this.clock.now() + Math.max(0, delayMs);
-    this.#insert({ at, seq: this.#seq++, item });
+    this.#heap.push({ at, seq: this.#seq++, item });
     if (at < this.#armedAt) {
       const when = Math.max(at, this.#lastDrain + this.minGapMs());
       if (when < this.#armedAt) this.#arm(when);
@@ -47,9 +48,7 @@ export class DelayQueue<T> {
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#armedAt = Infinity;
-    const items = this.#heap.sort((a, b) => a.at - b.at || a.seq - b.seq).map((e) => e.item);
-    this.#heap = [];
-    return items;
+    return this.#heap.drain().map((e) => e.item);
   }
 
   #arm(at: number): void {
@@ -66,42 +65,13 @@ export class DelayQueue<T> {
     // A timer may fire a fraction of a millisecond before the monotonic clock reaches `at`.
     const limit = now + 1;
     const due: T[] = [];
-    while (this.#heap.length > 0 && this.#heap[0]!.at <= limit) due.push(this.#pop().item);
-    if (this.#heap.length > 0) this.#arm(Math.max(this.#heap[0]!.at, now + this.minGapMs()));
+    for (let first = this.#heap.peek(); first !== undefined && first.at <= limit; first = this.#heap.peek()) {
+      this.#heap.pop();
+      due.push(first.item);
+    }
+    const later = this.#heap.peek();
+    if (later !== undefined) this.#arm(Math.max(later.at, now + this.minGapMs()));
     if (due.length > 0) this.onDue(due);
-  }
-
-  #insert(e: Entry<T>): void {
-    const h = this.#heap;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
-  }
-
-  #pop(): Entry<T> {
-    const h = this.#heap;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && before(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
-      }
-    }
-    return top;
   }
 }
 

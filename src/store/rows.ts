@@ -187,7 +187,7 @@ export type PartBodyRow = Pick<PartRow, 'data_coding' | 'esm_class' | 'short_mes
  * (so a claim needs no second read), and nothing a claim does not use.
  */
 export type QueuedPartRow = PartBodyRow & Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'attempts'>
-  & Pick<MessageRow, 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+  & Pick<MessageRow, 'client' | 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
 
 export type ClaimedPart = ClaimedMessage['parts'][number];
 
@@ -199,6 +199,7 @@ export function toClaimedPart(p: QueuedPartRow): ClaimedPart {
 export function toClaimedMessage(first: QueuedPartRow, parts: ClaimedPart[]): ClaimedMessage {
   return {
     id: first.message_id,
+    client: first.client,
     upstream: first.upstream,
     source: first.source,
     destination: first.destination,

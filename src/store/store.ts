@@ -162,6 +162,8 @@ export interface MessageView {
 /** A message the dispatcher hands to the pool: its parts still to send, in order. */
 export interface ClaimedMessage extends SubmitAddressing {
   id: string;
+  /** The client that sent it: fair sharing counts what each client got. */
+  client: string;
   upstream: string;
   /** Parts not yet accepted, in order; `part` is 1-based. */
   parts: Array<StoredPartBody & { part: number; attempts: number }>;
@@ -273,6 +275,25 @@ export interface ExpiredInbound {
   destination: string;
   parts: number;
   missingParts: number[];
+}
+
+/**
+ * How many ready messages a claim takes of each client (`Store.claim`): the dispatcher's fair
+ * share between clients decides the numbers, the store takes each client's oldest. A client
+ * with fewer ready messages than its number leaves the rest untaken.
+ */
+export interface ClaimShares {
+  /** At most `limit` (≥ 0) of each listed client's messages; client names unique. */
+  clients: ReadonlyArray<{ client: string; limit: number }>;
+  /** At most this many (≥ 0) of each client not listed that has ready messages. */
+  others: number;
+}
+
+/** Queued parts (`Store.queueDepth`): in all, and of each client that has any. */
+export interface QueueDepth {
+  queued: number;
+  /** Clients with queued parts, each once; their `queued` adds up to the total. */
+  byClient: Array<{ client: string; queued: number }>;
 }
 
 export interface StoreCounts {
@@ -397,11 +418,14 @@ export interface Store {
   readonly claimsOnAccept?: boolean;
 
   /**
-   * Up to `limit` messages of `upstream` with a queued part that may go now: batch active (or
-   * none), schedule released (or none), `notBefore` passed. Their parts become inflight in the
-   * same commit, so a restart knows what was handed to the pool. Oldest first.
+   * Messages of `upstream` with a queued part that may go now: batch active (or none), schedule
+   * released (or none), `notBefore` passed; of each client its oldest, as many as `take` says
+   * (a number n: at most n of each client, the same as `{ clients: [], others: n }`). Their parts
+   * become inflight in the same commit, so a restart knows what was handed to the pool. Each
+   * client's messages oldest first; the clients' interleaved by age. The cost grows with what
+   * is taken and with the number of clients that have queued parts, not with the queue.
    */
-  claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]>;
+  claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]>;
 
   /**
    * Records the submit outcomes of a claimed message's parts: accepted parts become SENT with
@@ -529,13 +553,18 @@ export interface Store {
   outboxDepth(): Promise<OutboxDepth[]>;
 
   /**
-   * Since when the part a claim of `upstream` would take first has been ready (queued, not held,
-   * due, not expired); null when none is. `now - readySince` is the dispatcher's lag.
+   * Since when the part that has waited longest among those a claim of `upstream` would take
+   * first (each client's oldest ready part: queued, not held, due, not expired) has been ready;
+   * null when none is. `now - readySince` is the dispatcher's lag.
    */
   readySince(upstream: string, now: number): Promise<number | null>;
 
-  /** Queued parts only: the cheap figure the 429 decision reads often (counts() also counts the outbox). */
-  queueDepth(): Promise<number>;
+  /**
+   * Queued parts (held ones included: a paused batch, a schedule not yet released), in all and
+   * per client: the figures the 429 decisions read often, in one walk of the queued parts
+   * (counts() also counts the outbox).
+   */
+  queueDepth(): Promise<QueueDepth>;
 
   /** Flushes pending writes and closes. */
   close(): Promise<void>;

@@ -100,15 +100,15 @@ const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_i
   RETURNING seq, id`;
 
 // A claimed part: inflight, claimed_by and lease_until as CLAIM_SQL sets them (`claim.ts`).
-const INSERT_PARTS_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, batch_id, expires_at, held, data_coding, esm_class,
+const INSERT_PARTS_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, client, batch_id, expires_at, held, data_coding, esm_class,
     short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at, claimed_by, lease_until)
-  SELECT u.message_id, u.part, u.message_seq, u.upstream, $1, u.expires_at, $2, u.data_coding, u.esm_class,
+  SELECT u.message_id, u.part, u.message_seq, u.upstream, u.client, $1, u.expires_at, $2, u.data_coding, u.esm_class,
     u.short_message, u.sar_ref, u.sar_total, u.sar_seq, u.payload, CASE WHEN u.claimed THEN 'inflight' ELSE 'queued' END, 'SUBMITTED',
     u.not_before, u.now, CASE WHEN u.claimed THEN $17::text END, CASE WHEN u.claimed THEN u.now + $18::bigint END
   FROM unnest($3::bigint[], $4::text[], $5::int[], $6::bigint[], $7::text[], $8::bigint[], $9::int[], $10::int[], $11::bytea[],
-    $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[], $19::boolean[])
+    $12::int[], $13::int[], $14::int[], $15::bytea[], $16::bigint[], $19::boolean[], $20::text[])
     AS u(now, message_id, part, message_seq, upstream, expires_at, data_coding, esm_class, short_message, sar_ref, sar_total, sar_seq, payload,
-      not_before, claimed)`;
+      not_before, claimed, client)`;
 
 /** A new message, the time its request was accepted, and whether its parts go inflight under this instance's claim. */
 interface NewRow {
@@ -136,7 +136,7 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTar
     parts.map((x) => x.m.expiresAt), parts.map((x) => x.p.dataCoding), parts.map((x) => x.p.esmClass), parts.map((x) => x.p.shortMessage),
     parts.map((x) => x.p.sar?.refNum ?? null), parts.map((x) => x.p.sar?.total ?? null), parts.map((x) => x.p.sar?.seq ?? null),
     parts.map((x) => x.p.messagePayload ?? null), parts.map((x) => x.m.notBefore),
-    claim.instanceId, claim.leaseMs, parts.map((x) => x.claimed),
+    claim.instanceId, claim.leaseMs, parts.map((x) => x.claimed), parts.map((x) => x.m.client),
   ]);
   writeNewMessageEvents(tx, rows.filter((r) => r.m.events)
     .map(({ m, now }) => ({ route: m, payload: submittedEvent(m, target.batchId, now), at: now })));

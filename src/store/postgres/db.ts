@@ -40,9 +40,15 @@ export const TYPES: pg.CustomTypesConfig = {
  * the whole of both tables (the scale-out benchmark: 447 scans of parts, 13 million rows read in
  * 80,000 messages; the lock of a batch took 22 ms instead of 4). Session settings, not per
  * transaction: a prepared statement keeps the plan made under the settings of its first runs.
+ *
+ * And no JIT compilation: it starts once a plan's estimated cost passes jit_above_cost, and then
+ * compiles the plan's expressions on every run (a prepared statement too) for hundreds of
+ * milliseconds. Every statement of the store reads a few hundred rows at most, through indexes,
+ * but some are estimated far above that: a claim's walk of each client's queued parts, cut by a
+ * LIMIT that is a column, was estimated at 65,000 rows and compiled for 0.6–0.9 s a claim.
  */
 export function sessionOptions(schema: string): string {
-  return `-c search_path=${schema} -c enable_hashjoin=off -c enable_mergejoin=off`;
+  return `-c search_path=${schema} -c enable_hashjoin=off -c enable_mergejoin=off -c jit=off`;
 }
 
 /** SQLSTATEs after which the whole transaction is worth running again. */

@@ -296,6 +296,25 @@ ALTER TABLE inbound ADD COLUMN raw BYTEA;
     // index backwards from the newest, it passes `max` entries instead of sorting the table.
     sql: `CREATE INDEX parked_receipts_upstream ON parked_receipts (upstream, received_at, id);`,
   },
+  {
+    version: 7,
+    name: 'fair sharing between clients',
+    // As the SQLite store's version 7: parts repeat their message's client, so a claim takes
+    // each client's oldest ready parts (parts_claim leads with the client after the upstream: one
+    // range per client, in message order) and the queue depth is counted per client off
+    // parts_queued, which carries the client (an index-only scan, as the total count was). The
+    // column is added without a default (no rewrite) and copied to the parts not yet done, the
+    // only ones whose client is read (a done part never goes back to the queue); parts done
+    // before this version keep NULL. The indexes are partial (queued parts only): small to build.
+    sql: `
+ALTER TABLE parts ADD COLUMN client TEXT;
+DROP INDEX parts_claim;
+DROP INDEX parts_queued;
+UPDATE parts p SET client = m.client FROM messages m WHERE m.id = p.message_id AND p.state IN ('queued', 'inflight');
+CREATE INDEX parts_claim ON parts (upstream, client, message_seq, part) WHERE state = 'queued' AND held = 0;
+CREATE INDEX parts_queued ON parts (message_id, part) INCLUDE (client) WHERE state = 'queued';
+`,
+  },
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -23,9 +23,9 @@ import pg from 'pg';
 import { SystemClock, type Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, ClaimShares, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, QueueDepth, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept, acceptLoose, isLoose } from './accept.js';
@@ -195,9 +195,9 @@ export class PostgresStore implements Store {
     )).catch(() => undefined);
   }
 
-  async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
+  async claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     await this.#ensureLock();
-    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, limit, now + this.#leaseMs)));
+    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, take, now + this.#leaseMs)));
   }
 
   async recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
@@ -286,7 +286,7 @@ export class PostgresStore implements Store {
     return this.#readTx((tx) => counts(tx));
   }
 
-  queueDepth(): Promise<number> {
+  queueDepth(): Promise<QueueDepth> {
     return this.#readTx((tx) => queueDepth(tx));
   }
 

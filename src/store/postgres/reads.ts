@@ -1,6 +1,6 @@
 /** Reads of messages and of the store's sizes (every instance's). */
 import { toMessageView, type MessageViewRow, type PartViewRow } from '../rows.js';
-import type { MessageView, OutboxDepth, StoreCounts } from '../store.js';
+import type { MessageView, OutboxDepth, QueueDepth, StoreCounts } from '../store.js';
 import type { Queryable } from './db.js';
 import { plannedEachRun } from './statements.js';
 
@@ -23,12 +23,15 @@ export async function getMessage(db: Queryable, messageId: string): Promise<Mess
  * once a second, and every count more than the one before until a VACUUM; counted by index
  * scan, each count reads what is queued and what left since the last one. Without a sequential
  * scan either: without statistics, the planner may take one for the index of a table with as
- * many dead entries. For the rest of the (read) transaction `tx`.
+ * many dead entries. And counts per client grouped by hash, never by sorting the rows: without
+ * statistics the planner took the queue for a few rows and sorted 100,000 queued parts by client
+ * on disk (400 ms; by hash 60 ms). For the rest of the (read) transaction `tx`.
  */
-export const COUNT_BY_INDEX_SQL = "SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)";
+export const COUNT_BY_INDEX_SQL = "SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
 
 // Planned each run (`plannedEachRun`): a plan is kept with no regard to the settings above.
-export const QUEUE_DEPTH_SQL = plannedEachRun("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'");
+// parts_queued carries each part's client: one index-only walk of it counts every client's.
+export const QUEUE_DEPTH_SQL = plannedEachRun("SELECT client, COUNT(*) AS queued FROM parts WHERE state = 'queued' GROUP BY client");
 
 // One count per partial index: parts_queued, parts_inflight, outbox_due, outbox_blocked, outbox_dead;
 // the parked receipts (a few, for tens of milliseconds each) by parked_receipts_received.
@@ -55,8 +58,9 @@ async function countRows<R>(tx: Queryable, sql: string): Promise<R[]> {
   return tx.rows<R>(sql);
 }
 
-export async function queueDepth(tx: Queryable): Promise<number> {
-  return (await countRows<{ n: number }>(tx, QUEUE_DEPTH_SQL))[0]?.n ?? 0;
+export async function queueDepth(tx: Queryable): Promise<QueueDepth> {
+  const byClient = await countRows<{ client: string; queued: number }>(tx, QUEUE_DEPTH_SQL);
+  return { queued: byClient.reduce((n, c) => n + c.queued, 0), byClient };
 }
 
 export async function counts(tx: Queryable): Promise<StoreCounts> {

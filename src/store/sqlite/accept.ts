@@ -58,10 +58,10 @@ function insertMessage(sql: Sql, m: NewMessage, target: AcceptTarget, now: numbe
   const seq = Number(inserted.lastInsertRowid);
   m.parts.forEach((p, i) => {
     sql.run(
-      `INSERT INTO parts (message_id, part, message_seq, upstream, batch_id, expires_at, held, data_coding, esm_class,
+      `INSERT INTO parts (message_id, part, message_seq, upstream, client, batch_id, expires_at, held, data_coding, esm_class,
          short_message, sar_ref, sar_total, sar_seq, payload, state, status, not_before, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 'SUBMITTED', ?, ?)`,
-      m.id, i + 1, seq, m.upstream, target.batchId, m.expiresAt, target.held, p.dataCoding, p.esmClass,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 'SUBMITTED', ?, ?)`,
+      m.id, i + 1, seq, m.upstream, m.client, target.batchId, m.expiresAt, target.held, p.dataCoding, p.esmClass,
       p.shortMessage, p.sar?.refNum ?? null, p.sar?.total ?? null, p.sar?.seq ?? null, p.messagePayload ?? null,
       m.notBefore, now,
     );

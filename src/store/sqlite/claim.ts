@@ -1,17 +1,33 @@
-/** claim: the oldest messages of an upstream that may go now, their queued parts made inflight. */
+/** claim: each client's oldest messages of an upstream that may go now, their queued parts made inflight. */
+import { claimShares, shareOf } from '../rules/claim-shares.js';
 import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
-import type { ClaimedMessage } from '../store.js';
+import type { ClaimedMessage, ClaimShares } from '../store.js';
 import type { Sql } from './sql.js';
 
 /** The statements of a claim, named so a test can hold their query plans. */
 export const CLAIM_SQL = {
   /**
-   * A message is claimable when its first queued part is: not held (batch active or none,
-   * schedule released or none), `not_before` passed, not expired. Walks `parts_claim` in message
-   * order and stops after `limit` messages, so the cost grows with the limit, not the queue.
+   * The clients with queued parts of an upstream that are not held, in name order: one probe of
+   * parts_claim per client (it leads with the client after the upstream), however many parts
+   * each has queued.
    */
-  claimable: `SELECT p.message_id FROM parts p INDEXED BY parts_claim
-    WHERE p.upstream = ? AND p.state = 'queued' AND p.held = 0
+  clients: `WITH RECURSIVE c(client) AS (
+      SELECT (SELECT p.client FROM parts p INDEXED BY parts_claim WHERE p.upstream = @upstream AND p.state = 'queued' AND p.held = 0
+        ORDER BY p.client LIMIT 1)
+      UNION ALL
+      SELECT (SELECT p.client FROM parts p INDEXED BY parts_claim WHERE p.upstream = @upstream AND p.state = 'queued' AND p.held = 0
+        AND p.client > c.client ORDER BY p.client LIMIT 1)
+      FROM c WHERE c.client IS NOT NULL
+    )
+    SELECT client FROM c WHERE client IS NOT NULL`,
+  /**
+   * A message is claimable when its first queued part is: not held (batch active or none,
+   * schedule released or none), `not_before` passed, not expired. Walks one client's range of
+   * `parts_claim` in message order and stops after `limit` messages, so the cost grows with the
+   * limit, not the queue.
+   */
+  claimable: `SELECT p.message_id, p.message_seq FROM parts p INDEXED BY parts_claim
+    WHERE p.upstream = ? AND p.client = ? AND p.state = 'queued' AND p.held = 0
       AND (p.not_before IS NULL OR p.not_before <= ?)
       AND (p.expires_at IS NULL OR p.expires_at >= ?)
       AND NOT EXISTS (SELECT 1 FROM parts q WHERE q.message_id = p.message_id AND q.part < p.part AND +q.state = 'queued')
@@ -39,19 +55,39 @@ export const CLAIM_SQL = {
 // key (message_id, part) narrows to a few rows. Without statistics the planner prefers that
 // index, and a claim of 100 messages would read every queued part 100 times.
 
-/** The first part a claim would take now: when it became ready is how far the dispatcher is behind. */
-const READY_SINCE_SQL = CLAIM_SQL.claimable.replace('SELECT p.message_id FROM', 'SELECT p.updated_at, p.not_before FROM');
+/** The first part a claim of one client would take now. */
+const READY_SINCE_SQL = CLAIM_SQL.claimable.replace('SELECT p.message_id, p.message_seq FROM', 'SELECT p.updated_at, p.not_before FROM');
 
-export function readySince(sql: Sql, upstream: string, now: number): number | null {
-  const first = sql.get<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, upstream, now, now, 1);
-  return first ? readyAt(first) : null;
+/** The clients of `upstream` with queued parts that are not held. */
+function queuedClients(sql: Sql, upstream: string): string[] {
+  return sql.all<{ client: string }>(CLAIM_SQL.clients, { upstream }).map((r) => r.client);
 }
 
-export function claim(sql: Sql, upstream: string, now: number, limit: number): ClaimedMessage[] {
-  if (limit <= 0) return [];
-  const ids = sql.all<{ message_id: string }>(CLAIM_SQL.claimable, upstream, now, now, Math.floor(limit));
-  if (ids.length === 0) return [];
-  const list = JSON.stringify(ids.map((r) => r.message_id));
+/** Since when the part that has waited longest among each client's first claimable one has been ready. */
+export function readySince(sql: Sql, upstream: string, now: number): number | null {
+  let since: number | null = null;
+  for (const client of queuedClients(sql, upstream)) {
+    const first = sql.get<{ updated_at: number; not_before: number | null }>(READY_SINCE_SQL, upstream, client, now, now, 1);
+    if (first) since = Math.min(since ?? Infinity, readyAt(first));
+  }
+  return since;
+}
+
+export function claim(sql: Sql, upstream: string, now: number, take: number | ClaimShares): ClaimedMessage[] {
+  const shares = claimShares(take);
+  let heads: Array<{ message_id: string; message_seq: number }> = [];
+  let clients = 0;
+  for (const client of queuedClients(sql, upstream)) {
+    const limit = shareOf(shares, client);
+    if (limit <= 0) continue;
+    const taken = sql.all<{ message_id: string; message_seq: number }>(CLAIM_SQL.claimable, upstream, client, now, now, limit);
+    heads = heads.length === 0 ? taken : heads.concat(taken);
+    if (taken.length > 0) clients++;
+  }
+  if (heads.length === 0) return [];
+  // Each client's are in message order already; several clients' interleave by age.
+  if (clients > 1) heads.sort((a, b) => a.message_seq - b.message_seq);
+  const list = JSON.stringify(heads.map((r) => r.message_id));
   const rows = sql.rows<ClaimColumns>(CLAIM_SQL.queuedParts, list).map((c) => claimRow(c, now));
   sql.run(CLAIM_SQL.markInflight, now, list);
   cacheClaimed(sql, rows);

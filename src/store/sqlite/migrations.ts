@@ -280,6 +280,23 @@ ALTER TABLE inbound ADD COLUMN raw BLOB;
     // instead of sorting the table.
     sql: `CREATE INDEX parked_receipts_upstream ON parked_receipts (upstream, received_at);`,
   },
+  {
+    version: 7,
+    name: 'fair sharing between clients',
+    // Parts repeat their message's client, so a claim takes each client's oldest ready parts
+    // (parts_claim leads with the client after the upstream: one range per client, in message
+    // order) and the queue depth is counted per client off parts_state (state, client). The
+    // client is copied to the parts not yet done, the only ones whose client is read: a done
+    // part never goes back to the queue. Parts done before this version keep NULL.
+    sql: `
+ALTER TABLE parts ADD COLUMN client TEXT;
+UPDATE parts SET client = (SELECT m.client FROM messages m WHERE m.id = parts.message_id) WHERE state IN ('queued', 'inflight');
+DROP INDEX parts_claim;
+CREATE INDEX parts_claim ON parts (upstream, client, message_seq, part, not_before, expires_at) WHERE state = 'queued' AND held = 0;
+DROP INDEX parts_state;
+CREATE INDEX parts_state ON parts (state, client);
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

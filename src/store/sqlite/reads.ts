@@ -1,6 +1,6 @@
 /** Reads of messages and of the store's sizes. */
 import { toMessageView, type PartRow } from '../rows.js';
-import type { MessageView, StoreCounts } from '../store.js';
+import type { MessageView, QueueDepth, StoreCounts } from '../store.js';
 import { loadMessage, PART_SELECT } from './part-status.js';
 import type { Sql } from './sql.js';
 
@@ -10,8 +10,12 @@ export function getMessage(sql: Sql, messageId: string): MessageView | undefined
   return toMessageView(m, sql.all<PartRow>(`${PART_SELECT} WHERE message_id = ? ORDER BY part`, messageId));
 }
 
-export function queueDepth(sql: Sql): number {
-  return sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM parts WHERE state = 'queued'")?.n ?? 0;
+/** One walk of parts_state's queued range, which holds each part's client: the total is their sum. */
+export const QUEUE_DEPTH_SQL = "SELECT client, COUNT(*) AS queued FROM parts INDEXED BY parts_state WHERE state = 'queued' GROUP BY client";
+
+export function queueDepth(sql: Sql): QueueDepth {
+  const byClient = sql.all<{ client: string; queued: number }>(QUEUE_DEPTH_SQL);
+  return { queued: byClient.reduce((n, c) => n + c.queued, 0), byClient };
 }
 
 export function counts(sql: Sql): StoreCounts {

@@ -10,9 +10,9 @@ import type { Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { asStoreError } from '../store-error.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, ClaimShares, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, QueueDepth, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import { accept } from './accept.js';
@@ -116,10 +116,10 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => accept(this.#sql, request));
   }
 
-  claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
+  claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     // First in its batch: the binds wait for it, and the rest of the batch (a bulk upload's
     // chunk of accepts, a thousand receipts) may take a while.
-    return this.#writes.run(() => claim(this.#sql, upstream, now, limit), 'first');
+    return this.#writes.run(() => claim(this.#sql, upstream, now, take), 'first');
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
@@ -196,7 +196,7 @@ export class SqliteStore implements Store {
     return this.#read(() => counts(this.#sql));
   }
 
-  queueDepth(): Promise<number> {
+  queueDepth(): Promise<QueueDepth> {
     return this.#read(() => queueDepth(this.#sql));
   }
 

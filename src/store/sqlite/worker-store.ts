@@ -9,9 +9,9 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
+  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, ClaimShares, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
   InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, ReceiptApplied, ReceiptRecord, ResendFilter,
+  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, QueueDepth, ReceiptApplied, ReceiptRecord, ResendFilter,
   ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
 } from '../store.js';
 import {
@@ -80,8 +80,8 @@ export class SqliteWorkerStore implements Store {
     return this.#call('accept', [request]);
   }
 
-  async claim(upstream: string, now: number, limit: number): Promise<ClaimedMessage[]> {
-    return reviveClaimed(await this.#call<ClaimedMessage[]>('claim', [upstream, now, limit]));
+  async claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
+    return reviveClaimed(await this.#call<ClaimedMessage[]>('claim', [upstream, now, take]));
   }
 
   recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
@@ -156,7 +156,7 @@ export class SqliteWorkerStore implements Store {
     return this.#call('counts', []);
   }
 
-  queueDepth(): Promise<number> {
+  queueDepth(): Promise<QueueDepth> {
     return this.#call('queueDepth', []);
   }
 

@@ -83,7 +83,7 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
   const queueDepth = store.queueDepth.bind(store);
   store.queueDepth = async () => {
     gate.depthReads++;
-    return gate.depth ?? queueDepth();
+    return gate.depth === null ? queueDepth() : { queued: gate.depth, byClient: [] };
   };
   const release = (): void => {
     gate.held = false;

@@ -40,7 +40,7 @@ describePg('PostgresStore migrations and instances', () => {
     expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
       .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' },
         { version: 4, name: 'message updates in place' }, { version: 5, name: 'inbound parts' },
-        { version: 6, name: 'parked receipts per upstream' }]);
+        { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
@@ -103,6 +103,26 @@ describePg('PostgresStore migrations and instances', () => {
     const store = await schema.open();
     expect(await schema.sql('SELECT text, missing_parts, problems, raw FROM inbound')).toEqual([{ text: 'STOP', missing_parts: null, problems: null, raw: null }]);
     expect(await store.expireInboundParts(1_000, 10)).toEqual([]);
+  });
+
+  it('version 7 on a schema of version 6: parts not yet done learn their message\'s client, queued ones are counted and claimed per client', async () => {
+    schema = await pgSchema();
+    await migrateTo(schema, 6);
+    const rows: Array<[string, string, 'queued' | 'inflight' | 'done']> = [['q1', 'acme', 'queued'], ['q2', 'globex', 'queued'], ['f1', 'acme', 'inflight'], ['d1', 'acme', 'done']];
+    for (const [i, [id, client, state]] of rows.entries()) {
+      await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+          source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at)
+        VALUES ($1, $2, 'up1', 'Acme', '447700900123', 'hi', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`, [id, client]);
+      await schema.sql(`INSERT INTO parts (message_id, part, message_seq, upstream, data_coding, esm_class, short_message, state, updated_at)
+        VALUES ($1, 1, $2, 'up1', 0, 0, '\\x6869'::bytea, $3, 1)`, [id, i + 1, state]);
+    }
+    const store = await schema.open();
+    expect(await schema.sql('SELECT message_id, client FROM parts ORDER BY message_id')).toEqual([
+      { message_id: 'd1', client: null }, { message_id: 'f1', client: 'acme' }, { message_id: 'q1', client: 'acme' }, { message_id: 'q2', client: 'globex' },
+    ]);
+    expect((await store.queueDepth()).byClient.sort((a, b) => a.client.localeCompare(b.client)))
+      .toEqual([{ client: 'acme', queued: 1 }, { client: 'globex', queued: 1 }]);
+    expect((await store.claim('up1', 10, { clients: [{ client: 'globex', limit: 1 }], others: 0 })).map((m) => [m.id, m.client])).toEqual([['q2', 'globex']]);
   });
 
   it('refuses a schema whose version is newer than this smppd knows', async () => {

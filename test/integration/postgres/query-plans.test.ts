@@ -66,10 +66,15 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
 
   const plans = (sql: string, params: unknown[]) => plansOf(schema, sql, params);
 
-  it('a claim walks parts_claim in order and finds each message\'s first queued part through parts_queued', async () => {
-    for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, 100, 'test-a', 1_000]))) {
-      expect(plan).toContain('parts_claim');
+  it('a claim finds the clients by a probe of parts_claim each, walks each client\'s range in order and finds each message\'s first queued part through parts_queued', async () => {
+    for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, ['acme'], [100], 1, 'test-a', 1_000]))) {
+      expect(plan).toMatch(/Recursive Union[^]*Index Only Scan using parts_claim/);
+      // Each client's share: its range of parts_claim in index order (no sort), locked as it is read, cut at the share.
+      expect(plan).toMatch(/Limit[^\n]*\n\s*->\s+LockRows[^\n]*\n\s*->\s+Index Scan using parts_claim on parts \w+[^\n]*\n\s*Index Cond: \(\(upstream = [^)]+\) AND \(client = /);
       expect(plan).toContain('parts_queued');
+      // The taken parts are updated by key, never by reading every queued part.
+      expect(plan).toMatch(/Update on parts t[^]*Index Cond: \(message_id = ANY/);
+      expect(plan).not.toMatch(/Bitmap Heap Scan on parts|Materialize/);
       noScanOf(plan, 'parts', 'messages');
     }
   });
@@ -113,6 +118,9 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
       const outbox = await explain(OUTBOX_DEPTH_SQL);
       for (const plan of [depth, counts, outbox]) expect(plan).not.toMatch(/Bitmap|Seq Scan on (parts|outbox)\b/);
       expect(depth).toContain('Index Only Scan using parts_queued');
+      // Per client by hash: never a sort of the queued parts (the planner's choice here without the settings).
+      expect(depth).toContain('HashAggregate');
+      expect(depth).not.toContain('Sort');
       for (const index of ['parts_queued', 'parts_inflight', 'outbox_due', 'outbox_blocked', 'outbox_dead']) expect(counts).toContain(`Index Only Scan using ${index}`);
       for (const index of ['outbox_due', 'outbox_blocked', 'outbox_dead']) expect(outbox).toContain(`Index Only Scan using ${index}`);
     } finally {

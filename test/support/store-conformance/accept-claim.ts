@@ -33,7 +33,7 @@ export function describeAcceptAndClaim(factory: StoreFactory): void {
       ]);
       // one SUBMITTED event per message
       expect(await t.store.counts()).toEqual({ queued: 4, inflight: 0, parked: 0, outbox: 2, deadEvents: 0 });
-      expect(await t.store.queueDepth()).toBe(4);
+      expect(await t.store.queueDepth()).toEqual({ queued: 4, byClient: [{ client: 'acme', queued: 4 }] });
       expect(await t.store.getMessage('nope')).toBeUndefined();
     });
 
@@ -79,7 +79,7 @@ export function describeAcceptAndClaim(factory: StoreFactory): void {
       const first = await t.store.claim('up1', 10, 2);
       expect(first.map((m) => m.id)).toEqual(['old', 'mid']);
       expect(first[0]).toMatchObject({
-        id: 'old', upstream: 'up1', source: 'ACME', destination: '971500000001', registeredDelivery: 1,
+        id: 'old', client: 'acme', upstream: 'up1', source: 'ACME', destination: '971500000001', registeredDelivery: 1,
         sourceTon: 5, sourceNpi: 0, destTon: 1, destNpi: 1, validityPeriod: '',
       });
       expect(first[0]?.parts.map((p) => [p.part, p.shortMessage.toString('latin1'), p.esmClass, p.sar?.seq])).toEqual([
@@ -87,7 +87,7 @@ export function describeAcceptAndClaim(factory: StoreFactory): void {
       ]);
       expect(first[1]?.parts[0]).toEqual({ part: 1, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('x'), sar, messagePayload: Buffer.from([1, 2, 3]) });
       expect(first[1]?.parts[1]).toEqual({ part: 2, attempts: 0, dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('y') });
-      expect(await t.store.queueDepth()).toBe(1);
+      expect((await t.store.queueDepth()).queued).toBe(1);
       expect(await t.store.counts()).toMatchObject({ queued: 1, inflight: 4 });
 
       expect((await t.store.claim('up1', 10, 10)).map((m) => m.id)).toEqual(['new']);
@@ -142,4 +142,79 @@ export function describeAcceptAndClaim(factory: StoreFactory): void {
       expect((await t.store.counts()).queued).toBe(1);
     });
   });
+
+  describe('clients: queue depth per client and claims by share', () => {
+    const t = storePerTest(factory);
+    const ids = (claimed: Array<{ id: string }>) => claimed.map((m) => m.id);
+    /** `n` one-part messages `<prefix>0…` of `client`, accepted at `now`. */
+    const queue = (client: string, prefix: string, n: number, now: number, over: Parameters<typeof newMessage>[1] = {}) =>
+      t.store.accept({ messages: Array.from({ length: n }, (_, i) => newMessage(`${prefix}${i}`, { client, ...over })), now });
+
+    it('queueDepth counts each client\'s queued parts, held ones too, and no longer those claimed', async () => {
+      expect(await t.store.queueDepth()).toEqual({ queued: 0, byClient: [] });
+      await t.store.accept({ messages: [newMessage('a1', { partCount: 3 }), newMessage('a2')], now: 1 });
+      await t.store.accept({ messages: [newMessage('g1', { client: 'globex', partCount: 2 })], now: 2 });
+      // A scheduled batch: held, still queued.
+      await t.store.accept({ messages: [newMessage('s1', { client: 'initech' })], batch: { ...bulk, client: 'initech' }, schedule: { client: 'initech', runAt: 9_000, repeat: null }, now: 3 });
+      const depth = await t.store.queueDepth();
+      expect(depth.queued).toBe(7);
+      expect(sortByClient(depth.byClient)).toEqual([{ client: 'acme', queued: 4 }, { client: 'globex', queued: 2 }, { client: 'initech', queued: 1 }]);
+      await t.store.claim('up1', 10, 10);
+      expect(await t.store.queueDepth()).toEqual({ queued: 1, byClient: [{ client: 'initech', queued: 1 }] });
+      expect((await t.store.counts()).queued).toBe(1);
+    });
+
+    it('claimed messages name their client', async () => {
+      await queue('globex', 'g', 1, 1);
+      expect((await t.store.claim('up1', 10, 10)).map((m) => m.client)).toEqual(['globex']);
+    });
+
+    it('a number takes at most that many of each client, each client\'s oldest, all interleaved by age', async () => {
+      await queue('acme', 'a', 5, 1);
+      await queue('globex', 'g', 2, 2);
+      await queue('acme', 'late', 1, 3);
+      expect(ids(await t.store.claim('up1', 10, 3))).toEqual(['a0', 'a1', 'a2', 'g0', 'g1']);
+      expect(ids(await t.store.claim('up1', 10, 3))).toEqual(['a3', 'a4', 'late0']);
+    });
+
+    it('shares: each listed client up to its own limit, every other client up to `others`, limit 0 none', async () => {
+      await queue('acme', 'a', 10, 1);
+      await queue('globex', 'g', 10, 2);
+      await queue('initech', 'i', 10, 3);
+      await queue('umbrella', 'u', 10, 4);
+      const claimed = await t.store.claim('up1', 10, { clients: [{ client: 'acme', limit: 3 }, { client: 'globex', limit: 0 }, { client: 'nobody', limit: 5 }], others: 1 });
+      expect(ids(claimed)).toEqual(['a0', 'a1', 'a2', 'i0', 'u0']);
+      expect(await t.store.claim('up1', 10, { clients: [], others: 0 })).toEqual([]);
+      expect(ids(await t.store.claim('up1', 10, { clients: [{ client: 'globex', limit: 2 }], others: 0 }))).toEqual(['g0', 'g1']);
+    });
+
+    it('a client with a long queue takes no turn of another\'s: one of each goes first, whatever their ages', async () => {
+      await queue('acme', 'a', 200, 1);
+      await queue('globex', 'g', 1, 2);
+      expect(ids(await t.store.claim('up1', 10, 1))).toEqual(['a0', 'g0']);
+    });
+
+    it('shares pass over what may not go yet (held, not before, expired) and what another claim took', async () => {
+      await t.store.accept({ messages: [newMessage('held', { client: 'globex' })], batch: { ...bulk, client: 'globex' }, schedule: { client: 'globex', runAt: 9_000, repeat: null }, now: 1 });
+      await queue('globex', 'later', 1, 2, { notBefore: 5_000 });
+      await queue('globex', 'gone', 1, 3, { expiresAt: 5 });
+      await queue('globex', 'g', 2, 4);
+      await queue('acme', 'a', 2, 5);
+      expect(ids(await t.store.claim('up1', 10, { clients: [{ client: 'globex', limit: 5 }], others: 1 }))).toEqual(['g0', 'g1', 'a0']);
+      expect(ids(await t.store.claim('up1', 10, { clients: [{ client: 'globex', limit: 5 }], others: 0 }))).toEqual([]);
+      expect(ids(await t.store.claim('up1', 5_000, { clients: [{ client: 'globex', limit: 5 }], others: 0 }))).toEqual(['later0']);
+    });
+
+    it('readySince is the earliest of each client\'s first ready part', async () => {
+      await queue('acme', 'a', 2, 1_000);
+      await queue('globex', 'g', 1, 500, { notBefore: 800 });
+      expect(await t.store.readySince('up1', 2_000)).toBe(800);
+      await t.store.claim('up1', 2_000, { clients: [{ client: 'globex', limit: 1 }], others: 0 });
+      expect(await t.store.readySince('up1', 2_000)).toBe(1_000);
+    });
+  });
+}
+
+function sortByClient<T extends { client: string }>(rows: T[]): T[] {
+  return [...rows].sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
 }

@@ -155,6 +155,8 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['store.thread not known', `${base}store: { thread: both }\n`, 'store.thread: must be one of'],
     ['unknown key in store', `${base}store: { file: x.db }\n`, 'store.file: unknown key'],
     ['limits.maxQueued 0', `${base}limits: { maxQueued: 0 }\n`, 'limits.maxQueued: must be a whole number from 1 to 1000000000'],
+    ['client weight 0', `${base}clients: [{ name: a, token: ${TOKEN}, weight: 0 }]\n`, 'clients[0].weight: must be a whole number from 1 to 1000'],
+    ['client weight a fraction', `${base}clients: [{ name: a, token: ${TOKEN}, weight: 1.5 }]\n`, 'clients[0].weight: must be a whole number from 1 to 1000'],
     ['bad YAML syntax gives the line', 'upstreams:\n  - name: a\n    host: [unclosed\n', 'invalid YAML in config:\nconfig:4:1: '],
     ['a key twice in YAML gives the line', `${base}    host: other\n`, 'config:6:5: Map keys must be unique'],
   ];
@@ -284,7 +286,12 @@ describe('http, clients, store and limits', () => {
 
   it('keeps clients with their senders; senders absent means any', async () => {
     const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, senders: [MyBrand, "447700900000"] }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
-    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'] }, { name: 'b', token: `${TOKEN}b` }]);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'], weight: 1 }, { name: 'b', token: `${TOKEN}b`, weight: 1 }]);
+  });
+
+  it('keeps a client\'s weight; without it, weight 1', async () => {
+    const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, weight: 3 }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, weight: 3 }, { name: 'b', token: `${TOKEN}b`, weight: 1 }]);
   });
 
   it('keeps a client\'s rateLimit; burst defaults to one second\'s worth, at least 1', async () => {
@@ -336,7 +343,7 @@ describe('files named by the config', () => {
   it('reads tokenFile relative to the config, trims one newline, and drops the key', async () => {
     writeFileSync(join(dir, 'app.token'), `${TOKEN}\n`);
     const c = await parseConfig(`${base}clients: [{ name: a, tokenFile: app.token }]\n`, dir);
-    expect(c.clients).toEqual([{ name: 'a', token: TOKEN }]);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, weight: 1 }]);
   });
 
   it('refuses a short token in a file, and a file token equal to another client’s, without quoting either', async () => {
@@ -477,7 +484,7 @@ describe('the shipped configurations', () => {
     expect(c.upstreams).toHaveLength(1);
     expect(c.upstreams[0]).toMatchObject({ name: 'demo', host: '127.0.0.1', port: 2775, tls: false, binds: 2, systemId: 'smppclient1', password: 'password' });
     expect(c.http).toMatchObject({ host: '127.0.0.1', port: 8080 });
-    expect(c.clients).toEqual([{ name: 'demo', token: 'demo-token-change-me' }]);
+    expect(c.clients).toEqual([{ name: 'demo', token: 'demo-token-change-me', weight: 1 }]);
     expect(sqliteStore(c).path).toBe(fileURLToPath(new URL('../../../smppd-demo.db', import.meta.url)));
   });
 
@@ -491,6 +498,6 @@ describe('the shipped configurations', () => {
     expect(c.http).toEqual(defaults.http);
     expect(c.limits).toEqual(defaults.limits);
     expect(c.store).toEqual({ ...defaults.store, path: shipped('smppd.db') });
-    expect(c.clients).toEqual([{ name: 'app', token: 'change-me-to-a-long-random-token', senders: ['MyBrand', '447700900000'] }]);
+    expect(c.clients).toEqual([{ name: 'app', token: 'change-me-to-a-long-random-token', senders: ['MyBrand', '447700900000'], weight: 1 }]);
   });
 });

@@ -77,7 +77,7 @@ describe('a bad webhook or inbound routing key is refused with its key path and 
     ['unknown key in webhook', withHook(`url: "${URL}", headers: {}`), 'clients[0].webhook.headers: unknown key'],
     ['misspelt secretFile', withHook(`url: "${URL}", secretfile: hook.secret`), 'clients[0].webhook.secretfile: unknown key'],
     ['a client not a mapping', `${base}clients: [shop]\n`,
-      'clients[0]: must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit }'],
+      'clients[0]: must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, weight }'],
     ['inboundNumbers not a list', withClient('inboundNumbers: "447700900123"'), 'clients[0].inboundNumbers: must be a list of numbers, e.g. ["447700900123"]'],
     ['inboundNumbers empty', withClient('inboundNumbers: []'), 'clients[0].inboundNumbers: must list at least one number; leave inboundNumbers out for none'],
     ['inbound number with +', withClient('inboundNumbers: ["+447700900123"]'), 'clients[0].inboundNumbers[0]: must be digits only'],
@@ -154,7 +154,7 @@ describe('webhook and inbound routing settings', () => {
 
   it('a client without webhook or inboundNumbers has neither key; an upstream without inboundClient has none', async () => {
     const c = await parseConfig(`${base}clients: [{ name: shop, token: ${TOKEN} }]\n`, dir);
-    expect(c.clients[0]).toEqual({ name: 'shop', token: TOKEN });
+    expect(c.clients[0]).toEqual({ name: 'shop', token: TOKEN, weight: 1 });
     expect(c.clients[0]).not.toHaveProperty('webhook');
     expect(c.clients[0]).not.toHaveProperty('inboundNumbers');
     expect(c.upstreams[0]).not.toHaveProperty('inboundClient');

@@ -13,7 +13,7 @@ const COMPOSE = { defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMes
 function acceptorWithDepth(maxQueued: number, read: (value: number) => Promise<number> = (value) => Promise.resolve(value)) {
   const clock = new ManualClock();
   const depth = { value: 0, reads: 0 };
-  const store = { queueDepth: () => { depth.reads++; return read(depth.value); } } as unknown as Store;
+  const store = { queueDepth: async () => { depth.reads++; return { queued: await read(depth.value), byClient: [] }; } } as unknown as Store;
   const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'up1', compose: COMPOSE }], maxQueued });
   const refused = async () => acceptor.checkCapacity().then(() => false, (e: unknown) => {
     if (isSmppdError(e, ErrorCode.QUEUE_FULL)) return true;

@@ -10,7 +10,8 @@ import { silentLog } from '../../../src/core/log.js';
 import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
-import type { Accepted, AcceptRequest, ClaimedMessage, PartResult, Store } from '../../../src/store/store.js';
+import { claimShares, shareOf } from '../../../src/store/rules/claim-shares.js';
+import type { Accepted, AcceptRequest, ClaimedMessage, ClaimShares, PartResult, QueueDepth, Store } from '../../../src/store/store.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 
 const message = (id: string) => claimedOf(newMessage(id, { parts: [partBody(id)] }));
@@ -39,9 +40,19 @@ class QueueStore {
   #heldClaims: Array<() => void> = [];
   failAccept: Error | undefined;
 
-  async claim(_upstream: string, _now: number, limit: number): Promise<ClaimedMessage[]> {
+  /** Each client's oldest, as many as its share (`Store.claim`). */
+  async claim(_upstream: string, _now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     this.claims++;
-    const snapshot = this.queue.splice(0, limit);
+    const shares = claimShares(take);
+    const taken = new Map<string, number>();
+    const snapshot: ClaimedMessage[] = [];
+    this.queue = this.queue.filter((m) => {
+      const n = taken.get(m.client) ?? 0;
+      if (n >= shareOf(shares, m.client)) return true;
+      taken.set(m.client, n + 1);
+      snapshot.push(m);
+      return false;
+    });
     if (this.holdClaims) await new Promise<void>((resolve) => this.#heldClaims.push(resolve));
     return snapshot;
   }
@@ -76,7 +87,7 @@ class QueueStore {
     for (const resolve of this.#heldRecords.splice(0, n)) resolve();
   }
 
-  queueDepth = async (): Promise<number> => 0;
+  queueDepth = async (): Promise<QueueDepth> => ({ queued: 0, byClient: [] });
   recoverInflight = async (): Promise<number> => 0;
   recoverAbandoned = async (): Promise<number> => 0;
   releaseDue = async (): Promise<number> => 0;
@@ -124,6 +135,7 @@ async function rig(maxInPool = 10, claimsOnAccept = true) {
   const pool = new HeldPool();
   const dispatcher = new Dispatcher({
     store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool, onUncertain: 'resend' }], pollMs: 250,
+    clients: [{ name: 'acme', weight: 1 }],
   });
   let wakes = 0;
   const acceptor = new Acceptor({
@@ -393,7 +405,7 @@ describe('Acceptor with the dispatcher admitting', () => {
 
   it('asks nothing of the dispatcher when the store does not claim at accept', async () => {
     const clock = new ManualClock();
-    const store = { queueDepth: async () => 0, accept: async (r: AcceptRequest) => { accepts.push(r); return { batchId: null, scheduleId: null }; } };
+    const store = { queueDepth: async () => ({ queued: 0, byClient: [] }), accept: async (r: AcceptRequest) => { accepts.push(r); return { batchId: null, scheduleId: null }; } };
     const accepts: AcceptRequest[] = [];
     let admits = 0;
     const acceptor = new Acceptor({

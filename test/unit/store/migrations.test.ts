@@ -15,6 +15,7 @@ describe('SqliteStore migrations and settings', () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
       { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
+      { version: 7, name: 'fair sharing between clients' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
@@ -87,6 +88,26 @@ describe('SqliteStore migrations and settings', () => {
     expect(folder.inspect().prepare('SELECT text, missing_parts, problems, raw FROM inbound').all())
       .toEqual([{ text: 'STOP', missing_parts: null, problems: null, raw: null }]);
     expect(await store.expireInboundParts(1_000, 10)).toEqual([]);
+  });
+
+  it('version 7 on a file of version 6: parts not yet done learn their message\'s client, queued ones are counted and claimed per client', async () => {
+    folder = storeFolder();
+    const v6 = new Database(folder.path);
+    migrate(v6, 1, MIGRATIONS.filter((m) => m.version <= 6));
+    const rows: Array<[string, string, 'queued' | 'inflight' | 'done']> = [['q1', 'acme', 'queued'], ['q2', 'globex', 'queued'], ['f1', 'acme', 'inflight'], ['d1', 'acme', 'done']];
+    for (const [i, [id, client, state]] of rows.entries()) {
+      v6.prepare(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+        source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at) VALUES (?, ?, 'up1', 'A', '447700900123', 't', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`).run(id, client);
+      v6.prepare(`INSERT INTO parts (message_id, part, message_seq, upstream, data_coding, esm_class, short_message, state, updated_at)
+        VALUES (?, 1, ?, 'up1', 0, 0, x'6869', ?, 1)`).run(id, i + 1, state);
+    }
+    v6.close();
+    const store = await folder.open();
+    expect(folder.inspect().prepare('SELECT message_id, client FROM parts ORDER BY message_id').all()).toEqual([
+      { message_id: 'd1', client: null }, { message_id: 'f1', client: 'acme' }, { message_id: 'q1', client: 'acme' }, { message_id: 'q2', client: 'globex' },
+    ]);
+    expect(await store.queueDepth()).toEqual({ queued: 2, byClient: [{ client: 'acme', queued: 1 }, { client: 'globex', queued: 1 }] });
+    expect((await store.claim('up1', 10, { clients: [{ client: 'globex', limit: 1 }], others: 0 })).map((m) => [m.id, m.client])).toEqual([['q2', 'globex']]);
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

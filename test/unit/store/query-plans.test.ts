@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../../../src/store/sqlite/claim.js';
 import { CLAIM_EVENTS_SQL } from '../../../src/store/sqlite/event-delivery.js';
+import { QUEUE_DEPTH_SQL } from '../../../src/store/sqlite/reads.js';
 import { FIND_PART_SQL, PRUNE_CAP_SQL } from '../../../src/store/sqlite/receipts.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
@@ -11,13 +12,17 @@ describe('SqliteStore query plans of the hot path', () => {
   const plan = (sql: string, params: unknown[]) =>
     (folder.inspect().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
 
-  it('claim walks parts_claim in order (no sort) and touches the claimed messages\' parts by primary key only', async () => {
+  it('claim finds the clients by a probe of parts_claim each, walks a client\'s range in order (no sort) and touches the claimed messages\' parts by primary key only', async () => {
     folder = storeFolder();
     const store = await folder.open();
-    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 2 })), now: 1 });
+    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 2, client: i % 2 ? 'acme' : 'globex' })), now: 1 });
 
-    const claimable = plan(CLAIM_SQL.claimable, ['up1', 10, 10, 100]);
-    expect(claimable).toContain('USING INDEX parts_claim (upstream=?)');
+    const clients = plan(CLAIM_SQL.clients, [{ upstream: 'up1' }]);
+    expect(clients).toContain('USING COVERING INDEX parts_claim (upstream=?)');
+    expect(clients).toContain('USING COVERING INDEX parts_claim (upstream=? AND client>?)');
+    expect(clients).not.toContain('TEMP B-TREE');
+    const claimable = plan(CLAIM_SQL.claimable, ['up1', 'acme', 10, 10, 100]);
+    expect(claimable).toContain('USING INDEX parts_claim (upstream=? AND client=?)');
     expect(claimable).not.toContain('TEMP B-TREE');
     expect(claimable).not.toContain('parts_state');
     for (const sql of [CLAIM_SQL.queuedParts, CLAIM_SQL.markInflight]) {
@@ -25,6 +30,14 @@ describe('SqliteStore query plans of the hot path', () => {
       expect(p).toMatch(/USING INDEX sqlite_autoindex_parts_1 \(message_id=\?\)/);
       expect(p).not.toContain('parts_state');
     }
+  });
+
+  it('the queue depth counts each client\'s queued parts off parts_state, in its order (no sort)', async () => {
+    folder = storeFolder();
+    await folder.open();
+    const p = plan(QUEUE_DEPTH_SQL, []);
+    expect(p).toContain('USING COVERING INDEX parts_state (state=?)');
+    expect(p).not.toContain('TEMP B-TREE');
   });
 
   it('a receipt finds its part through parts_match', async () => {
