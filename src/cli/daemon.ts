@@ -52,8 +52,9 @@ export interface RunningDaemon {
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
   /**
-   * SIGHUP: new clients, tokens, senders and rate limits for the next requests, with their weights
-   * for the next claims; binds, queue and webhooks stay as they are.
+   * SIGHUP: new clients, tokens, senders and rate limits for the next requests, with their caps
+   * on queued parts (`maxQueued`) and their weights for the next claims; binds, queue and webhooks
+   * stay as they are.
    */
   reloadClients(clients: readonly ClientConfig[]): void;
   health: Health;
@@ -152,9 +153,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
     clients: clientWeights(config.clients),
   });
+  const sendsTo = config.upstreams[0];
   const acceptor = new Acceptor({
     store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
     admit: (upstream) => dispatcher.admit(upstream),
+    clientMaxQueued: clientMaxQueued(config.clients),
+    ...(sendsTo ? { drainPerSecond: sendsTo.ratePerBind * sendsTo.binds } : {}),
     upstreams: config.upstreams.map((u) => ({
       name: u.name,
       compose: {
@@ -187,7 +191,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { onRateLimited: (client: string) => deps.metrics?.rateLimited(client, 'http') } : {}),
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
-    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxResendDays: config.http.maxResendDays },
+    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxBulkNumbers: config.http.maxBulkNumbers, maxResendDays: config.http.maxResendDays },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });
@@ -255,7 +259,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       authenticator.replace(clients);
       rateLimiter.replace(clients);
       amqpIngress?.replaceClients(clients);
-      // Weights from the next claim on; what each lane has counted stays.
+      // Caps and weights from the next request and the next claim on; what is queued stays.
+      acceptor.setClientMaxQueued(clientMaxQueued(clients));
       dispatcher.setClients(clientWeights(clients));
       log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients, tokens and rate limits reloaded');
     },
@@ -290,6 +295,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       return stopping;
     },
   };
+}
+
+function clientMaxQueued(clients: readonly ClientConfig[]): Map<string, number> {
+  return new Map(clients.flatMap((c) => (c.maxQueued === undefined ? [] : [[c.name, c.maxQueued] as const])));
 }
 
 function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; weight: number }> {

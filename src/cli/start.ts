@@ -119,8 +119,8 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    // SIGHUP: clients, tokens and rate limits again from the file; binds, queue and webhooks carry on. A file
-    // that no longer loads changes nothing (the problems are logged).
+    // SIGHUP: clients, tokens and rate limits again from the file, with their maxQueued and weight;
+    // binds, queue and webhooks carry on. A file that no longer loads changes nothing (the problems are logged).
     process.on('SIGHUP', () => {
       if (stopping) return;
       void loadConfigFile(configPath, process.env).then((next) => {

@@ -107,11 +107,17 @@ export const clientSchema = z.strictObject({
   /** Send requests per second, over HTTP and the queue together. Default: none (unlimited). */
   rateLimit: rateLimitSchema.optional(),
   /**
+   * This client's queued parts, at most, beside limits.maxQueued: a send or a sendbulk upload
+   * that would pass it is refused with 429 QUEUE_FULL, and other clients are not. 1–1000000000.
+   * Default: none (only limits.maxQueued).
+   */
+  maxQueued: wholeNumber(1, 1_000_000_000).optional(),
+  /**
    * This client's share of the binds against the others' while they all have messages waiting:
    * weight 3 has three sent for each one of weight 1. Default 1. 1–1000.
    */
   weight: wholeNumber(1, 1000).default(1),
-}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, weight }' }).superRefine((c, ctx) => {
+}, { error: 'must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, maxQueued, weight }' }).superRefine((c, ctx) => {
   if (c.token !== undefined && c.tokenFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or tokenFile, not both' });
   } else if (c.token === undefined && c.tokenFile === undefined) {

@@ -120,6 +120,11 @@ const httpSchema = z.strictObject({
   /** Largest sendbulk number file, bytes. Default 50 MiB. 1 KiB–4 GiB. Larger: 413. */
   maxUploadBytes: wholeNumber(1024, 4096 * MIB).default(50 * MIB),
   /**
+   * Numbers one sendbulk file may hold (valid ones, repeats included): each is held in memory
+   * (16 bytes) until the upload is counted and stored. Default 1000000. 1–50000000. More: 413.
+   */
+  maxBulkNumbers: wholeNumber(1, 50_000_000).default(1_000_000),
+  /**
    * Longest date range of one POST /sms/resendDlr, days (startDate's first instant to endDate's
    * last). Default 7. 1–366. Longer: 400. One request queues an event per message of the range.
    */
@@ -135,7 +140,7 @@ const httpSchema = z.strictObject({
    */
   requestTimeoutSeconds: secondsFrom(1, 3600).default(HTTP_LISTENER_DEFAULTS.requestTimeoutSeconds),
   /**
-   * The same for sendbulk, whose file is read while its numbers are stored. Default 600. 1–86400;
+   * The same for sendbulk, whose file is read whole before its numbers are stored. Default 600. 1–86400;
    * ≥ requestTimeoutSeconds.
    */
   bulkRequestTimeoutSeconds: secondsFrom(1, 86_400).default(HTTP_LISTENER_DEFAULTS.bulkRequestTimeoutSeconds),
@@ -150,7 +155,7 @@ const httpSchema = z.strictObject({
   tls: httpTlsSchema.optional(),
 }, { error: 'must be a mapping' }).refine((h) => h.bulkRequestTimeoutSeconds >= h.requestTimeoutSeconds, {
   error: 'must be ≥ requestTimeoutSeconds', path: ['bulkRequestTimeoutSeconds'],
-}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS });
+}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxBulkNumbers: 1_000_000, maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS });
 
 /** The durable store: SQLite. */
 /**
@@ -205,7 +210,11 @@ const metricsSchema = z.strictObject({
 }, { error: 'must be a mapping' }).default({});
 
 const limitsSchema = z.strictObject({
-  /** Queued parts above which sends are refused with 429 and Retry-After. Default 100000. 1–1000000000. */
+  /**
+   * Queued parts of all clients, at most: a send or a sendbulk upload (all its parts, counted
+   * before any is stored) that would pass it is refused with 429 and Retry-After. Default 100000.
+   * 1–1000000000.
+   */
   maxQueued: wholeNumber(1, 1_000_000_000).default(100_000),
 }, { error: 'must be a mapping' }).default({ maxQueued: 100_000 });
 
@@ -309,6 +318,8 @@ export interface HttpConfig {
   maxUploadBytes: number;
   /** Days. 1–366. */
   maxResendDays: number;
+  /** Numbers one sendbulk file may hold. Default 1000000. */
+  maxBulkNumbers: number;
   /** Seconds (fractions allowed). 1–300. */
   headersTimeoutSeconds: number;
   /** Seconds. 1–3600. */
@@ -366,6 +377,8 @@ export interface ClientConfig {
   inboundNumbers?: string[];
   /** Send requests per second (> 0) and the burst (≥ 1, default ceil(perSecond)); absent: unlimited. */
   rateLimit?: { perSecond: number; burst: number };
+  /** Its queued parts, at most (beside limits.maxQueued); absent: no cap of its own. */
+  maxQueued?: number;
   /** Its share of the binds against the other clients'. Default 1. 1–1000. */
   weight: number;
 }

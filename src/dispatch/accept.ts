@@ -2,15 +2,17 @@
  * Accepting work from an ingress (HTTP now, AMQP later): a validated send request becomes stored
  * messages whose parts are composed for their upstream, committed before the caller answers. The
  * parts are composed here, once, so a resend after a restart carries the same concatenation
- * reference as the first try.
+ * reference as the first try. Their number is what the caps on queued parts count (`QueueRoom`):
+ * room is held for them before they are stored.
  */
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
-import type { Accepted, ClaimedMessage, Store, NewMessage, StoredPartBody } from '../store/store.js';
+import type { Accepted, ClaimedMessage, NewBatch, NewMessage, Store, StoredPartBody } from '../store/store.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
 import type { Admission } from './dispatcher.js';
+import { QueueRoom, type Reservation } from './queue-room.js';
 
 /** What every send names, single or bulk (the provider's sendSms / bulkRequest fields). */
 export interface SendCommon {
@@ -39,8 +41,12 @@ export interface AcceptorOptions {
   /** The first is where sends go (per-client routing can choose another later). */
   upstreams: AcceptorUpstream[];
   clock: Clock;
-  /** Queued parts above which sends are refused with QUEUE_FULL (429). */
+  /** Queued parts of all clients, at most: a send that would pass it is refused with QUEUE_FULL (429) (`limits.maxQueued`). */
   maxQueued: number;
+  /** Each client's own cap on its queued parts (`clients[].maxQueued`); a client not in it has none. `setClientMaxQueued` replaces it. */
+  clientMaxQueued?: ReadonlyMap<string, number>;
+  /** Parts a second the first upstream sends at most (binds × ratePerBind; 0: no limit), for Retry-After. Default 0. */
+  drainPerSecond?: number;
   /** Message ids; time-ordered UUIDs (version 7) by default. */
   newId?: () => string;
   /** Called after each commit of new work the dispatcher has to claim (its wake-up). */
@@ -54,35 +60,26 @@ export interface AcceptorOptions {
   wantsEvents?: (client: string) => boolean;
 }
 
-/**
- * How often the queue depth is read from the store for the 429 decision: every 250 ms once the
- * last reading is at half the limit or more, every second below that. Counting the queued parts
- * costs the store a walk of them (with 45,000 queued, a fifth of a core of PostgreSQL at four
- * counts a second per instance); far below the limit a reading a second old decides the same.
- */
-export const DEPTH_REFRESH_MS = 250;
-export const DEPTH_REFRESH_FAR_MS = 1_000;
-
 export class Acceptor {
   readonly #store: Store;
   readonly #clock: Clock;
-  readonly #maxQueued: number;
+  readonly #room: QueueRoom;
   readonly #newId: () => string;
   readonly #upstream: string;
   readonly #composer: MessageComposer;
   readonly #onAccepted: () => void;
   readonly #wantsEvents: (client: string) => boolean;
   readonly #admit: ((upstream: string) => Admission) | undefined;
-  #depth = { value: 0, readAt: -Infinity };
-  /** The reading under way: every request that finds the last one too old waits for this one. */
-  #depthReading: Promise<void> | null = null;
 
   constructor(o: AcceptorOptions) {
     const first = o.upstreams[0];
     if (!first) throw new SmppdError(ErrorCode.INTERNAL, 'an Acceptor needs at least one upstream');
     this.#store = o.store;
     this.#clock = o.clock;
-    this.#maxQueued = o.maxQueued;
+    this.#room = new QueueRoom({
+      readDepth: () => o.store.queueDepth(), clock: o.clock, maxQueued: o.maxQueued,
+      ...(o.clientMaxQueued ? { clientMaxQueued: o.clientMaxQueued } : {}), ...(o.drainPerSecond !== undefined ? { drainPerSecond: o.drainPerSecond } : {}),
+    });
     this.#newId = o.newId ?? (() => uuidV7(this.#clock.wallNow()));
     this.#upstream = first.name;
     this.#composer = new MessageComposer(first.compose);
@@ -91,49 +88,44 @@ export class Acceptor {
     this.#admit = o.store.claimsOnAccept === true ? o.admit : undefined;
   }
 
-  /** Throws QUEUE_FULL when the store holds more queued parts than allowed; callers answer 429. */
-  async checkCapacity(): Promise<void> {
-    const now = this.#clock.now();
-    const refreshMs = this.#depth.value * 2 >= this.#maxQueued ? DEPTH_REFRESH_MS : DEPTH_REFRESH_FAR_MS;
-    if (now - this.#depth.readAt >= refreshMs) await this.#readDepth(now);
-    if (this.#depth.value >= this.#maxQueued) {
-      throw new SmppdError(ErrorCode.QUEUE_FULL, `the queue holds ${this.#depth.value} parts (limit ${this.#maxQueued}); retry later`, { retryAfterSeconds: 1 });
+  /** SIGHUP: each client's cap on its queued parts (`clients[].maxQueued`), from the next request on. */
+  setClientMaxQueued(caps: ReadonlyMap<string, number>): void {
+    this.#room.setClientMaxQueued(caps);
+  }
+
+  /**
+   * One message; resolves after the commit with the id to answer. Throws SmppdError on refusal:
+   * QUEUE_FULL when its parts would pass a cap on queued parts (`QueueRoom`).
+   */
+  async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
+    const message = this.#message(req, req.destination);
+    const room = await this.#room.reserve(req.client, message.parts.length);
+    const now = this.#clock.wallNow();
+    try {
+      if (req.schedule === undefined) {
+        // Handed to the pool from its accept, it was never queued: its room is given back.
+        if (!(await this.#acceptLoose(message, now))) room.stored(message.parts.length);
+        return { messageId: message.id, batchId: null };
+      }
+      const accepted = await this.#store.accept({
+        messages: [message],
+        now,
+        batch: this.#batch(req, 'single', message),
+        schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
+      });
+      room.stored(message.parts.length);
+      this.#onAccepted();
+      return { messageId: message.id, batchId: accepted.batchId };
+    } finally {
+      room.release();
     }
   }
 
   /**
-   * One count at a time: under load hundreds of requests find the reading too old in the same
-   * few milliseconds (a RabbitMQ prefetch, a burst of sendSms), and each asking for its own count
-   * made 78 counts a second of the queued parts, the PostgreSQL store's most expensive statement.
+   * A message without a batch or a schedule: claimed at its accept and handed over when the
+   * dispatcher admits it (true), else queued (false).
    */
-  #readDepth(now: number): Promise<void> {
-    this.#depthReading ??= this.#store.queueDepth()
-      .then((d) => { this.#depth = { value: d.queued, readAt: now }; })
-      .finally(() => { this.#depthReading = null; });
-    return this.#depthReading;
-  }
-
-  /** One message; resolves after the commit with the id to answer. Throws SmppdError on refusal. */
-  async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
-    await this.checkCapacity();
-    const message = this.#message(req, req.destination);
-    const now = this.#clock.wallNow();
-    if (req.schedule === undefined) {
-      await this.#acceptLoose(message, now);
-      return { messageId: message.id, batchId: null };
-    }
-    const accepted = await this.#store.accept({
-      messages: [message],
-      now,
-      batch: this.#batch(req, 'single', message),
-      schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
-    });
-    this.#onAccepted();
-    return { messageId: message.id, batchId: accepted.batchId };
-  }
-
-  /** A message without a batch or a schedule: claimed at its accept and handed over when the dispatcher admits it, else queued. */
-  async #acceptLoose(message: NewMessage, now: number): Promise<void> {
+  async #acceptLoose(message: NewMessage, now: number): Promise<boolean> {
     const admission = this.#admit?.(message.upstream);
     let accepted: Accepted;
     try {
@@ -145,26 +137,32 @@ export class Acceptor {
     // The store may have queued it after all (`Accepted.claimed`).
     if (admission?.direct === true && accepted.claimed === true) {
       admission.handOver(claimedOf(message));
-      return;
+      return true;
     }
     admission?.done();
     this.#onAccepted();
+    return false;
   }
 
   /**
-   * A bulk job: the text is composed once and checked before any number is stored; numbers are
-   * then added in chunks (`add`), each committed before `add` resolves. The batch exists from
-   * the first chunk on; the caller answers after `finish`. A text of one part is the same bytes
-   * for every number and is not composed again; a longer one is, for its own concatenation
-   * reference (two long messages to one number must not share one).
+   * A bulk job: the text is composed once and checked before any number is stored, and the
+   * request is refused (QUEUE_FULL) when a cap on queued parts is already reached. Once its
+   * numbers are counted, `BulkWriter.reserve` holds room for all their parts or refuses the job
+   * whole; they are then added in chunks (`add`), each committed before `add` resolves. The batch
+   * exists from the first chunk on. A text of one part is the same bytes for every number and is
+   * not composed again; a longer one is, for its own concatenation reference (two long messages
+   * to one number must not share one), in as many parts.
    */
   async startBulk(common: SendCommon): Promise<BulkWriter> {
-    await this.checkCapacity();
     const probe = this.#compose(common);
+    (await this.#room.reserve(common.client, 0)).release();
     const make = probe.parts.length === 1
       ? (destination: string) => this.#messageOf(common, destination, probe)
       : (destination: string) => this.#message(common, destination);
-    return new BulkWriter(this.#store, this.#clock, make, this.#batch(common, 'bulk', this.#messageOf(common, '0', probe)), common, this.#onAccepted);
+    return new BulkWriter({
+      store: this.#store, clock: this.#clock, room: this.#room, make, partsPerMessage: probe.parts.length,
+      batch: this.#batch(common, 'bulk', this.#messageOf(common, '0', probe)), common, onAccepted: this.#onAccepted,
+    });
   }
 
   #message(req: SendCommon, destination: string): NewMessage {
@@ -217,7 +215,7 @@ export class Acceptor {
     };
   }
 
-  #batch(req: SendCommon, reqType: string, sample: NewMessage) {
+  #batch(req: SendCommon, reqType: string, sample: NewMessage): NewBatch {
     return { client: req.client, senderId: req.senderId, reqType, messageType: sample.encoding, campaignName: req.campaignName ?? null };
   }
 }
@@ -231,20 +229,30 @@ export function claimedOf(m: NewMessage): ClaimedMessage {
   };
 }
 
-/** Adds the numbers of one bulk job in committed chunks. */
+interface BulkWriterParts {
+  store: Store;
+  clock: Clock;
+  room: QueueRoom;
+  make: (destination: string) => NewMessage;
+  /** Parts of each message: the same for every number (the text decides it). */
+  partsPerMessage: number;
+  batch: NewBatch;
+  common: SendCommon;
+  onAccepted: () => void;
+}
+
+/** Adds the numbers of one bulk job in committed chunks, within the room it reserved for them. */
 export class BulkWriter {
+  readonly #o: BulkWriterParts;
   #batchId: number | null = null;
   #scheduleId: number | null = null;
   #count = 0;
+  #room: Reservation | undefined;
+  #reserved = 0;
 
-  constructor(
-    private readonly store: Store,
-    private readonly clock: Clock,
-    private readonly make: (destination: string) => NewMessage,
-    private readonly batch: { client: string; senderId: string; reqType: string; messageType: string; campaignName: string | null },
-    private readonly common: SendCommon,
-    private readonly onAccepted: () => void,
-  ) {}
+  constructor(o: BulkWriterParts) {
+    this.#o = o;
+  }
 
   get batchId(): number | null {
     return this.#batchId;
@@ -258,23 +266,48 @@ export class BulkWriter {
     return this.#count;
   }
 
-  /** Stores one chunk of valid, already de-duplicated numbers. */
+  /** Parts each number becomes. */
+  get partsPerMessage(): number {
+    return this.#o.partsPerMessage;
+  }
+
+  /**
+   * Holds room for `numbers` messages (their parts) before any is stored, or throws QUEUE_FULL:
+   * the job is refused whole. Once only; `add` stores at most that many.
+   */
+  async reserve(numbers: number): Promise<void> {
+    if (this.#room) throw new SmppdError(ErrorCode.INTERNAL, 'a bulk job reserves its room once');
+    this.#room = await this.#o.room.reserve(this.#o.common.client, numbers * this.#o.partsPerMessage);
+    this.#reserved = numbers;
+  }
+
+  /** Stores one chunk of valid, already de-duplicated numbers, within the reserved room. */
   async add(destinations: readonly string[]): Promise<void> {
+    const room = this.#room;
+    if (!room || this.#count + destinations.length > this.#reserved) {
+      throw new SmppdError(ErrorCode.INTERNAL, `a bulk job stores only the numbers it reserved room for (${this.#reserved})`);
+    }
     if (destinations.length === 0 && this.#batchId !== null) return;
-    const messages = destinations.map((d) => this.make(d));
-    const now = this.clock.wallNow();
+    const messages = destinations.map((d) => this.#o.make(d));
+    const now = this.#o.clock.wallNow();
     if (this.#batchId === null) {
-      const s = this.common.schedule;
-      const accepted = await this.store.accept({
-        messages, now, batch: this.batch,
-        ...(s ? { schedule: { client: this.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
+      const s = this.#o.common.schedule;
+      const accepted = await this.#o.store.accept({
+        messages, now, batch: this.#o.batch,
+        ...(s ? { schedule: { client: this.#o.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
       });
       this.#batchId = accepted.batchId;
       this.#scheduleId = accepted.scheduleId;
     } else {
-      await this.store.accept({ messages, now, batchId: this.#batchId });
+      await this.#o.store.accept({ messages, now, batchId: this.#batchId });
     }
+    room.stored(messages.length * this.#o.partsPerMessage);
     this.#count += messages.length;
-    this.onAccepted();
+    this.#o.onAccepted();
+  }
+
+  /** Gives back the room of numbers not stored (the job failed or stored fewer). Call once the job is over, whatever its end. */
+  close(): void {
+    this.#room?.release();
   }
 }

@@ -116,4 +116,18 @@ describe('smppd start, over HTTP only', () => {
     await c.closed;
     await stopped;
   });
+
+  it('a reload of the clients (SIGHUP) brings a client\'s maxQueued in at the next request, and takes it away', async () => {
+    const d = await daemon();
+    // A scheduled job: its parts stay queued (held) until an hour from now.
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19);
+    expect((await d.call('POST', '/sms/sendbulk', bulkForm({ senderId: 'smppd', message: 'bulk', messageType: 'TEXT', schedule: true, time: later }, '447700900001\n447700900002\n'))).status).toBe(200);
+    const sendSms = () => d.call('POST', '/sms/sendSms', { senderId: 'smppd', destinationNumber: '447700900123', message: 'hi', messageType: 'TEXT' });
+    d.reloadClients([{ name: 'app', token: TOKEN, senders: ['smppd'], maxQueued: 2, weight: 1 }]);
+    const refused = await sendSms();
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toContain('client app has 2 parts queued; clients[].maxQueued is 2');
+    d.reloadClients([{ name: 'app', token: TOKEN, senders: ['smppd'], weight: 1 }]);
+    expect((await sendSms()).status).toBe(200);
+  });
 });

@@ -74,6 +74,7 @@ describe('dispatcher end to end', () => {
   it('a paused batch waits, resumes where it stopped; an aborted one fails what is left', async () => {
     const { sim, store, acceptor } = await daemon();
     const bulk = await acceptor.startBulk({ client: 'app', senderId: 'smppd', message: 'bulk', messageType: 'TEXT', schedule: { runAt: clock.wallNow() + 3_600_000, repeat: null } });
+    await bulk.reserve(20);
     await bulk.add(Array.from({ length: 20 }, (_, i) => `4916000000${String(i).padStart(2, '0')}`));
     const batchId = bulk.batchId!;
     // Scheduled an hour ahead: nothing goes out.
@@ -88,6 +89,7 @@ describe('dispatcher end to end', () => {
     expect(sim.recordedSubmits()).toHaveLength(20);
 
     const second = await acceptor.startBulk({ client: 'app', senderId: 'smppd', message: 'later', messageType: 'TEXT', schedule: { runAt: clock.wallNow() + 3_600_000, repeat: null } });
+    await second.reserve(2);
     await second.add(['491700000001', '491700000002']);
     const aborted = await store.setBatchState('app', second.batchId!, 'aborted', clock.wallNow());
     expect(aborted?.state).toBe('aborted');

@@ -55,6 +55,9 @@ export const WALL_START = Date.UTC(2026, 0, 1);
 
 export interface HarnessOptions {
   maxQueued?: number;
+  /** clients[].maxQueued by client name. */
+  clientMaxQueued?: Record<string, number>;
+  maxBulkNumbers?: number;
   maxBodyBytes?: number;
   maxUploadBytes?: number;
   bulkChunkSize?: number;
@@ -90,7 +93,10 @@ export async function httpHarness(o: HarnessOptions = {}) {
     return accepted;
   };
   const wantsEvents = (client: string): boolean => o.webhookClients?.includes(client) ?? false;
-  const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000, wantsEvents });
+  const acceptor = new Acceptor({
+    store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000, wantsEvents,
+    clientMaxQueued: new Map(Object.entries(o.clientMaxQueued ?? {})),
+  });
   const logs: string[] = [];
   const wakes = { count: 0 };
   const health = { current: { ready: true, reasons: [] as string[] } };
@@ -106,7 +112,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
     metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
     onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
     limits: {
-      maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024,
+      maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, maxBulkNumbers: o.maxBulkNumbers ?? 1_000_000,
       ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}), ...(o.maxResendDays !== undefined ? { maxResendDays: o.maxResendDays } : {}),
     },
     listener: { ...DEFAULT_LISTENER, ...o.listener },
@@ -114,7 +120,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
   });
   await app.ready();
   return {
-    app, store, clock, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests, refused, connections, rateLimited,
+    app, store, clock, acceptor, logs, acceptSizes, acceptedMessages, onAccept, wakes, health, requests, refused, connections, rateLimited,
     /** Closes the server and the store; fails the test if any token reached the log. */
     async close() {
       await app.close();

@@ -1,24 +1,22 @@
 /**
  * POST /sms/sendbulk (messaging-service-api.md §4.1, §2.3): multipart with destinationNumberFile
- * (CSV or TXT, one number per line) and bulkRequest (a JSON string). The file is read as it
- * arrives, line by line, and its valid numbers are committed in chunks, so a file of a million
- * numbers holds one chunk in memory (plus the de-duplication set), never the file.
+ * (CSV or TXT, one number per line) and bulkRequest (a JSON string), in either order. The file is
+ * read as it arrives, line by line, and its valid numbers are kept compactly (`DestinationList`,
+ * at most `http.maxBulkNumbers` of them: 8 bytes a number, 16 while repeats are removed), never
+ * the file. Nothing is stored before the whole upload has been read and counted: its parts (a
+ * long text is several per number) must fit under `limits.maxQueued` and the client's
+ * `clients[].maxQueued`, or the upload is refused whole (429). Its room is then held while its
+ * numbers are committed in chunks, in the order of the file.
  *
- * When the file comes before bulkRequest, it waits in a temporary file until bulkRequest says
- * how to send it. A request that fails after a first chunk was committed (a file over the size
- * limit without a Content-Length, a broken upload, a store failure) aborts the batch it
+ * A request that fails after a first chunk was committed (a store failure) aborts the batch it
  * started: its pending messages are not sent, though ones the dispatcher took already may be.
  */
-import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { extname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
+import { extname } from 'node:path';
 import { assertSenderAllowed, type HttpClient } from './auth.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
+import { DestinationList } from './destination-list.js';
 import { ApiError } from './errors.js';
 import { NumberTally, readLines, type BulkListInfo } from './numbers.js';
 import { scheduleFrom } from './schedule-time.js';
@@ -27,7 +25,7 @@ import { bulkRequestSchema, parseInput, type BulkRequest } from './validation.js
 /**
  * Numbers committed together. Each chunk is one write of the store, which holds the store's
  * other writes (claims, submit outcomes, receipts) while it runs: 1,000 keeps that to a few
- * milliseconds, so the binds stay fed while a large file is read.
+ * milliseconds, so the binds stay fed while a large file is stored.
  */
 const DEFAULT_CHUNK = 1000;
 const FILE_PART = 'destinationNumberFile';
@@ -50,7 +48,6 @@ export interface BulkResponse {
 interface Job {
   request: BulkRequest;
   writer: HttpBulkWriter;
-  tally: NumberTally;
 }
 
 export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -60,7 +57,8 @@ export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): voi
 class BulkUpload {
   #job: Job | undefined;
   #fileSeen = false;
-  #spooled: string | undefined;
+  readonly #tally = new NumberTally();
+  readonly #numbers: DestinationList;
   readonly #chunkSize: number;
 
   constructor(
@@ -70,6 +68,7 @@ class BulkUpload {
     private readonly reply: FastifyReply,
   ) {
     this.#chunkSize = ctx.deps.limits.bulkChunkSize ?? DEFAULT_CHUNK;
+    this.#numbers = new DestinationList(ctx.deps.limits.maxBulkNumbers);
   }
 
   async run(): Promise<BulkResponse> {
@@ -87,15 +86,14 @@ class BulkUpload {
       }
       if (!this.#job) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: is required; ${USAGE}`);
       if (!this.#fileSeen) throw new ApiError('INVALID_MULTIPART', `${FILE_PART}: is required; ${USAGE}`);
-      if (this.#spooled !== undefined) await this.#readNumbers(createReadStream(this.#spooled), this.#job);
-      return this.#answer(this.#job);
+      return await this.#store(this.#job);
     } catch (e) {
       // The rest of the body may still be on its way: do not keep the connection for it.
       if (!this.request.raw.complete) this.reply.header('connection', 'close');
       await this.#abandon(e);
       throw e;
     } finally {
-      if (this.#spooled !== undefined) await rm(this.#spooled, { force: true });
+      this.#job?.writer.close();
     }
   }
 
@@ -117,8 +115,7 @@ class BulkUpload {
       part.file.resume();
       throw new ApiError('VALIDATION', `${FILE_PART}: must be a CSV or TXT file with one number per line, not ${type}`);
     }
-    if (this.#job) await this.#readNumbers(part.file, this.#job, part);
-    else this.#spooled = await this.#spool(part);
+    await this.#readNumbers(part);
   }
 
   /** bulkRequest: parsed, checked, and the batch's text composed once (QUEUE_FULL and TEXT_NOT_GSM7 come from here). */
@@ -144,51 +141,36 @@ class BulkUpload {
       ...(request.campaignName != null ? { campaignName: request.campaignName } : {}),
       ...(schedule ? { schedule } : {}),
     });
-    // Duplicates are removed unless the request allows them: a number sent twice by mistake costs twice.
-    return { request, writer, tally: new NumberTally(request.allowDuplicate === true) };
+    return { request, writer };
   }
 
-  /** Reads numbers as they arrive and commits them `chunkSize` at a time. */
-  async #readNumbers(source: AsyncIterable<Buffer>, job: Job, part?: MultipartFile): Promise<void> {
-    let chunk: string[] = [];
-    for await (const line of multipartErrors(readLines(source))) {
-      const n = job.tally.line(line);
-      if (n === null) continue;
-      chunk.push(n);
-      if (chunk.length >= this.#chunkSize) {
-        await job.writer.add(chunk);
-        chunk = [];
-      }
+  /** Reads the file's valid numbers as they arrive, into the list; more than it takes is 413. */
+  async #readNumbers(part: MultipartFile): Promise<void> {
+    for await (const line of multipartErrors(readLines(part.file))) {
+      const n = this.#tally.line(line);
+      if (n === null || this.#numbers.push(n)) continue;
+      throw new ApiError('PAYLOAD_TOO_LARGE', `${FILE_PART}: holds more than ${this.#numbers.max} numbers, the most one upload may have (http.maxBulkNumbers): split it`);
     }
-    if (part) this.#checkSize(part);
-    if (chunk.length > 0) await job.writer.add(chunk);
-  }
-
-  async #spool(part: MultipartFile): Promise<string> {
-    const path = join(this.ctx.deps.tmpDir ?? tmpdir(), `smppd-bulk-${randomUUID()}.txt`);
-    this.#spooled = path;
-    try {
-      await pipeline(part.file, createWriteStream(path, { mode: 0o600 }));
-    } catch (e) {
-      throw asMultipartError(e);
-    }
-    this.#checkSize(part);
-    return path;
-  }
-
-  /** busboy stops a file at the limit and marks it truncated: the part read was not the whole file. */
-  #checkSize(part: MultipartFile): void {
+    // busboy stops a file at the limit and marks it truncated: the part read was not the whole file.
     if ((part.file as { truncated?: boolean }).truncated) {
       throw new ApiError('PAYLOAD_TOO_LARGE', `${FILE_PART}: is larger than ${this.ctx.deps.limits.maxUploadBytes} bytes`);
     }
   }
 
-  #answer(job: Job): BulkResponse {
-    const info = job.tally.info();
-    if (job.writer.batchId === null) {
+  /**
+   * The whole upload is read: its numbers (repeats removed unless allowed) are counted against the
+   * caps on queued parts (QUEUE_FULL: refused whole, nothing stored), then stored in chunks.
+   */
+  async #store(job: Job): Promise<BulkResponse> {
+    // Repeats are removed unless the request allows them: a number sent twice by mistake costs twice.
+    const toSend = this.#numbers.toSend(job.request.allowDuplicate !== true);
+    const info = this.#tally.info(toSend);
+    if (toSend.count === 0) {
       const reasons = Object.entries(info.errors).map(([reason, n]) => `${reason} ${n}`).join(', ');
       throw new ApiError('VALIDATION', `${FILE_PART}: holds no valid number (${info.total} read, ${info.invalidCount} invalid${reasons ? `: ${reasons}` : ''}, ${info.duplicate} duplicate)`);
     }
+    await job.writer.reserve(toSend.count);
+    for (const chunk of toSend.chunks(this.#chunkSize)) await job.writer.add(chunk);
     this.ctx.deps.log.info({ event: 'bulk_accepted', client: this.client.name, batchId: job.writer.batchId, ...info }, 'sendbulk accepted');
     return { status: 'success', bulkSessionId: String(job.writer.batchId), credits: '0', deductcredits: '0', bulkListInfo: info };
   }

@@ -18,14 +18,18 @@ import type { KeyedSerial } from './serial.js';
 export interface HttpAcceptor {
   /** Resolves after the commit; throws SmppdError QUEUE_FULL, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, … */
   send(request: SendRequest): Promise<{ messageId: string; batchId: number | null }>;
-  /** Checks capacity and the text once; then `add` stores numbers in committed chunks. */
+  /** Checks the text once, and that no cap on queued parts is reached; then `reserve` and `add` store the numbers. */
   startBulk(common: SendCommon): Promise<HttpBulkWriter>;
 }
 
 /** The BulkWriter's part the API uses. */
 export interface HttpBulkWriter {
-  /** Stores one chunk of valid, de-duplicated numbers; the first call creates the batch. */
+  /** Holds room for all the job's messages before any is stored; throws QUEUE_FULL (429) when they do not fit. */
+  reserve(numbers: number): Promise<void>;
+  /** Stores one chunk of valid, de-duplicated numbers (within the reserved room); the first call creates the batch. */
   add(destinations: readonly string[]): Promise<void>;
+  /** Gives back the room not used; once the job is over, however it ended. */
+  close(): void;
   readonly batchId: number | null;
   readonly scheduleId: number | null;
 }
@@ -48,6 +52,8 @@ export interface HttpLimits {
   maxBodyBytes: number;
   /** Largest sendbulk number file, bytes (http.maxUploadBytes). Larger: 413. */
   maxUploadBytes: number;
+  /** Numbers one sendbulk file may hold, valid ones counted with their repeats (http.maxBulkNumbers, ≥ 1). More: 413. */
+  maxBulkNumbers: number;
   /** Numbers per committed chunk of a sendbulk upload. Default 1000. */
   bulkChunkSize?: number;
   /** Longest date range of one resendDlr, days (http.maxResendDays). Longer: 400. Default 7. */
@@ -70,8 +76,6 @@ export interface HttpServerDeps {
   clock: Clock;
   log: Log;
   limits: HttpLimits;
-  /** Where a sendbulk file that arrives before its bulkRequest waits. Default: the system's temp folder. */
-  tmpDir?: string;
   /** The daemon's authenticator, so SIGHUP can replace its clients; default: one built from `clients`. */
   authenticator?: Authenticator;
   /** The clients' rate limits, shared with the queue ingress; default: one built from `clients`. */

@@ -66,7 +66,7 @@ export interface HttpListenerDeps {
 const S = 1000;
 
 /** The config's `http` section as listener settings. */
-export function listenerSettings(http: Omit<HttpConfig, 'listen' | 'host' | 'port' | 'maxBodyBytes' | 'maxUploadBytes' | 'maxResendDays'>): HttpListenerSettings {
+export function listenerSettings(http: Omit<HttpConfig, 'listen' | 'host' | 'port' | 'maxBodyBytes' | 'maxUploadBytes' | 'maxBulkNumbers' | 'maxResendDays'>): HttpListenerSettings {
   return {
     headersTimeoutMs: http.headersTimeoutSeconds * S,
     requestTimeoutMs: http.requestTimeoutSeconds * S,

@@ -56,24 +56,17 @@ const SEPARATOR = /[,;\t]/;
 const HAS_DIGIT = /\d/;
 
 /**
- * Reads the lines of a number file (CSV: the first column; TXT: the line) and keeps the counts.
- * A first line without any digit is a header and is skipped; blank lines are skipped.
- * De-duplication keeps a Set of the numbers seen: about 60 bytes a number, 60 MB for a million.
+ * Reads the lines of a number file (CSV: the first column; TXT: the line) and counts them.
+ * A first line without any digit is a header and is skipped; blank lines are skipped. Repeats
+ * are found later, over the whole file (`DestinationList`).
  */
 export class NumberTally {
-  readonly #seen: Set<string> | null;
   #headerPossible = true;
   #total = 0;
-  #valid = 0;
-  #duplicate = 0;
   readonly #errors: Partial<Record<NumberProblem, number>> = {};
   #invalid = 0;
 
-  constructor(allowDuplicate: boolean) {
-    this.#seen = allowDuplicate ? null : new Set();
-  }
-
-  /** The number to send from this line, or null (blank, header, invalid, duplicate). */
+  /** The valid number on this line, or null (blank, header, invalid). */
   line(raw: string): string | null {
     const n = firstColumn(raw);
     if (n === '') return null;
@@ -88,19 +81,12 @@ export class NumberTally {
       this.#errors[problem] = (this.#errors[problem] ?? 0) + 1;
       return null;
     }
-    if (this.#seen !== null) {
-      if (this.#seen.has(n)) {
-        this.#duplicate++;
-        return null;
-      }
-      this.#seen.add(n);
-    }
-    this.#valid++;
     return n;
   }
 
-  info(): BulkListInfo {
-    return { total: this.#total, validCount: this.#valid, invalidCount: this.#invalid, duplicate: this.#duplicate, errors: { ...this.#errors } };
+  /** The counts, with how many numbers are sent and how many were left out as repeats. */
+  info(sent: { count: number; repeats: number }): BulkListInfo {
+    return { total: this.#total, validCount: sent.count, invalidCount: this.#invalid, duplicate: sent.repeats, errors: { ...this.#errors } };
   }
 }
 

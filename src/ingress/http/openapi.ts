@@ -173,10 +173,10 @@ const responses: Json = {
   Unauthorized: { description: 'Missing or invalid bearer token.', content: json(ref('UnauthorizedBody')) },
   Forbidden: errorResponse('The token may not use this senderId.'),
   NotFound: errorResponse('No such batch, schedule or message for this client.'),
-  TooLarge: errorResponse('The body or file is larger than the configured limit.'),
+  TooLarge: errorResponse('The body or file is larger than the configured limit (http.maxBodyBytes, http.maxUploadBytes), or a sendbulk file holds more numbers than http.maxBulkNumbers.'),
   UnsupportedMediaType: errorResponse('A Content-Type the endpoint does not take.'),
   QueueFull: {
-    description: 'QUEUE_FULL: more queued work than limits.maxQueued; RATE_LIMITED: more send requests than the client\'s clients[].rateLimit (other clients are not affected). Retry after Retry-After seconds.',
+    description: 'QUEUE_FULL: the request\'s parts would pass limits.maxQueued (all clients) or the client\'s clients[].maxQueued (the message names which; a request larger than the cap itself never fits: split it); RATE_LIMITED: more send requests than the client\'s clients[].rateLimit. Other clients are not affected by a client\'s own limits. Retry after Retry-After seconds.',
     headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
     content: json(ref('ErrorBody')),
   },
@@ -232,7 +232,7 @@ const paths: Json = {
   '/sms/sendbulk': {
     post: {
       summary: 'Send one text to the numbers of a file',
-      description: 'The file is read as it arrives and stored in chunks; duplicates are removed unless allowDuplicate is true.',
+      description: 'The whole file is read and counted before any number is stored: an upload whose parts (a long text is several per number) would pass a cap on queued parts is refused whole with 429. Duplicates are removed unless allowDuplicate is true; the numbers go in the order of their first line.',
       requestBody: {
         required: true,
         content: {

@@ -18,6 +18,8 @@ export const VALID = { senderId: 'MyBrand', destinationNumber: '447700900123', m
 
 export interface HarnessOptions {
   maxQueued?: number;
+  /** clients[].maxQueued by client name. */
+  clientMaxQueued?: Record<string, number>;
   prefetch?: number;
   /** Start with the proxy refusing connections (the broker is away). */
   brokerAway?: boolean;
@@ -61,7 +63,8 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
   for (const c of clients) view.ownQueue(waitQueue(c.name));
 
   // The store, as the test drives it: accept waits while the gate is held, throws while failures
-  // are set, and records the campaignName of each commit; queueDepth answers `depth` when set.
+  // are set, and records the campaignName of each commit; queueDepth answers `depth` when set,
+  // all of it client app's.
   const gate = { held: false, waiters: [] as Array<() => void>, failures: 0, calls: 0, depth: null as number | null, depthReads: 0 };
   const commits: string[] = [];
   const committed: Commit[] = [];
@@ -83,7 +86,7 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
   const queueDepth = store.queueDepth.bind(store);
   store.queueDepth = async () => {
     gate.depthReads++;
-    return gate.depth === null ? queueDepth() : { queued: gate.depth, byClient: [] };
+    return gate.depth === null ? queueDepth() : { queued: gate.depth, byClient: gate.depth > 0 ? [{ client: 'app', queued: gate.depth }] : [] };
   };
   const release = (): void => {
     gate.held = false;
@@ -91,7 +94,10 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
   };
 
   const clock = new SystemClock();
-  const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000 });
+  const acceptor = new Acceptor({
+    store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: o.maxQueued ?? 1_000_000,
+    clientMaxQueued: new Map(Object.entries(o.clientMaxQueued ?? {})),
+  });
   const access = o.access ?? {};
   const defaultClient = 'client' in access ? access.client : access.users === undefined ? 'app' : undefined;
   const config: AmqpConfig = {

@@ -143,6 +143,21 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     expect(h.events('amqp_accepting')).toBe(1);
   });
 
+  it('a client at its clients[].maxQueued: its message goes back to the queue, not to the dead letters, and is accepted once it has room', async () => {
+    const h = await harness({ clientMaxQueued: { app: 10 } });
+    h.gate.depth = 10;
+    await until(() => h.ingress.connected, 10_000, 'the consumer');
+    h.view.publishJson(h.queue, { ...valid, campaignName: 'capped' });
+    await until(() => h.settled.requeued >= 1, 10_000, 'the message to be requeued');
+    expect(h.commits).toEqual([]);
+    h.gate.depth = 9;
+    await until(() => h.commits.length === 1, 10_000, 'the message to be accepted');
+    await until(() => h.ingress.inFlight === 0, 10_000, 'the ack');
+    await h.ingress.stop();
+    expect(h.settled.dead).toBe(0);
+    expect(await h.view.ready(h.deadQueue)).toBe(0);
+  });
+
   it('a store error: the message goes back to the queue after a delay and is committed when the store works again', async () => {
     const h = await harness();
     h.gate.failures = 3;

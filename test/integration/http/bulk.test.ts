@@ -53,6 +53,12 @@ describe('POST /sms/sendbulk accepts', () => {
     expect(res.json().bulkListInfo).toEqual({ total: 3, validCount: 3, invalidCount: 0, duplicate: 0, errors: {} });
   });
 
+  it('without its repeats, a file is sent in the order of its numbers\' first lines', async () => {
+    const file = ['447700900003', '447700900001', '447700900002', '447700900001', '447700900003', '447700900004', '999999999999999'].join('\n');
+    expect((await upload(bulkForm(request, file))).json().bulkListInfo).toEqual({ total: 7, validCount: 5, invalidCount: 0, duplicate: 2, errors: {} });
+    expect(h.acceptedMessages.map((m) => m.destination)).toEqual(['447700900003', '447700900001', '447700900002', '447700900004', '999999999999999']);
+  });
+
   it('removes duplicates unless allowDuplicate is true', async () => {
     const file = '447700900001\n447700900002\n447700900001\n447700900001\n';
     expect((await upload(bulkForm(request, file))).json().bulkListInfo).toEqual({ total: 4, validCount: 2, invalidCount: 0, duplicate: 2, errors: {} });
@@ -199,6 +205,83 @@ describe('POST /sms/sendbulk refuses', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('more numbers than http.maxBulkNumbers: 413 naming the key, nothing stored', async () => {
+    const small = await httpHarness({ maxBulkNumbers: 3 });
+    try {
+      // Repeats count: each is held until the file has been read.
+      const res = await upload(bulkForm(request, '447700900001\n447700900002\n447700900001\n447700900003\n'), TOKENS.app, small);
+      expectError(res, 413, 'PAYLOAD_TOO_LARGE', 'destinationNumberFile: holds more than 3 numbers, the most one upload may have (http.maxBulkNumbers): split it');
+      expect(small.acceptSizes).toEqual([]);
+      expect((await upload(bulkForm(request, 'phone\n447700900001\nbad\n447700900002\n447700900003\n'), TOKENS.app, small)).statusCode).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('an upload whose parts would pass limits.maxQueued: 429, refused whole before any number is stored', async () => {
+    const capped = await httpHarness({ maxQueued: 5 });
+    try {
+      const six = Array.from({ length: 6 }, (_, i) => String(447_700_900_001 + i)).join('\n');
+      const res = await upload(bulkForm(request, six), TOKENS.app, capped);
+      expectError(res, 429, 'QUEUE_FULL', 'this request needs 6 queued parts, more than limits.maxQueued (5) allows: split it');
+      expect(res.headers['retry-after']).toBe('1');
+      expect(capped.acceptSizes).toEqual([]);
+      // Parts, not numbers: a text of two parts to three numbers is six.
+      const long = { ...request, message: 'x'.repeat(200) };
+      expectError(await upload(bulkForm(long, '447700900001\n447700900002\n447700900003\n'), TOKENS.app, capped), 429, 'QUEUE_FULL', 'needs 6 queued parts');
+      expect((await upload(bulkForm(long, '447700900001\n447700900002\n'), TOKENS.app, capped)).statusCode).toBe(200);
+      // Stored and counted (by the next reading of the store, too): 4 of 5 are taken.
+      capped.clock.advance(1_000);
+      expectError(await upload(bulkForm(request, '447700900004\n447700900005\n'), TOKENS.app, capped), 429, 'QUEUE_FULL',
+        'the queue holds 4 parts; limits.maxQueued is 5 and this request needs 2 more: retry later');
+      expect((await upload(bulkForm(request, '447700900004\n'), TOKENS.other, capped)).statusCode).toBe(200);
+      expect(capped.acceptSizes).toEqual([2, 1]);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('an upload that would pass the client\'s clients[].maxQueued: 429 naming it; another client\'s upload goes', async () => {
+    const capped = await httpHarness({ clientMaxQueued: { app: 2 } });
+    try {
+      const three = '447700900001\n447700900002\n447700900003\n';
+      expectError(await upload(bulkForm(request, three), TOKENS.app, capped), 429, 'QUEUE_FULL', 'this request needs 3 queued parts, more than clients[].maxQueued (2) allows: split it');
+      expect((await upload(bulkForm(request, three), TOKENS.other, capped)).statusCode).toBe(200);
+      expect((await upload(bulkForm(request, '447700900001\n'), TOKENS.app, capped)).statusCode).toBe(200);
+      expectError(await upload(bulkForm(request, '447700900002\n447700900003\n'), TOKENS.app, capped), 429, 'QUEUE_FULL',
+        'client app has 1 parts queued; clients[].maxQueued is 2 and this request needs 2 more: retry later');
+      expect(capped.acceptSizes).toEqual([3, 1]);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('two uploads at once cannot both pass through the same room', async () => {
+    const capped = await httpHarness({ maxQueued: 10 });
+    try {
+      const six = (base: number) => Array.from({ length: 6 }, (_, i) => String(base + i)).join('\n');
+      const both = await Promise.all([upload(bulkForm(request, six(447_700_900_001)), TOKENS.app, capped), upload(bulkForm(request, six(447_700_800_001)), TOKENS.other, capped)]);
+      expect(both.map((r) => r.statusCode).sort()).toEqual([200, 429]);
+      expect(capped.acceptSizes).toEqual([6]);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('a store failure part way: 500, and the batch its first chunks began is aborted', async () => {
+    const accept = h.store.accept.bind(h.store);
+    let calls = 0;
+    h.store.accept = async (r) => {
+      if (++calls === 2) throw new Error('disk full');
+      return accept(r);
+    };
+    const file = Array.from({ length: 2_345 }, (_, i) => String(447_700_000_000 + i)).join('\n');
+    expectError(await upload(bulkForm(request, file)), 500, 'INTERNAL');
+    expect(h.acceptSizes).toEqual([1000]);
+    expect((await list()).map((b: { active: boolean; total: number }) => [b.active, b.total])).toEqual([[false, 1000]]);
+    expect(h.logs.some((l) => l.includes('bulk_abandoned'))).toBe(true);
   });
 
   it('above limits.maxQueued: 429 with Retry-After', async () => {

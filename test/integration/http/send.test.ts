@@ -293,6 +293,24 @@ describe('backpressure', () => {
       await full.close();
     }
   });
+
+  it('a client at its clients[].maxQueued is 429 naming that cap; other clients are not refused', async () => {
+    const capped = await httpHarness({ clientMaxQueued: { app: 3 } });
+    try {
+      const sendAs = (token: string, message = 'Hello') => capped.app.inject({ method: 'POST', url: '/sms/sendSms', headers: bearer(token), payload: { ...valid, message } });
+      expect((await sendAs(TOKENS.app)).statusCode).toBe(200);
+      // Parts count: a text of two parts needs two more.
+      expect((await sendAs(TOKENS.app, 'x'.repeat(200))).statusCode).toBe(200);
+      const refused = await sendAs(TOKENS.app);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json()).toMatchObject({ errorCode: 'QUEUE_FULL', message: 'client app has 3 parts queued; clients[].maxQueued is 3 and this request needs 1 more: retry later' });
+      expect((await sendAs(TOKENS.other)).statusCode).toBe(200);
+      expect(capped.acceptSizes).toEqual([1, 1, 1]);
+    } finally {
+      await capped.close();
+    }
+  });
 });
 
 describe('POST /sms/identify (§2.5)', () => {

@@ -155,6 +155,9 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['store.thread not known', `${base}store: { thread: both }\n`, 'store.thread: must be one of'],
     ['unknown key in store', `${base}store: { file: x.db }\n`, 'store.file: unknown key'],
     ['limits.maxQueued 0', `${base}limits: { maxQueued: 0 }\n`, 'limits.maxQueued: must be a whole number from 1 to 1000000000'],
+    ['http.maxBulkNumbers 0', `${base}http: { maxBulkNumbers: 0 }\n`, 'http.maxBulkNumbers: must be a whole number from 1 to 50000000'],
+    ['client maxQueued 0', `${base}clients: [{ name: a, token: ${TOKEN}, maxQueued: 0 }]\n`, 'clients[0].maxQueued: must be a whole number from 1 to 1000000000'],
+    ['client maxQueued not a number', `${base}clients: [{ name: a, token: ${TOKEN}, maxQueued: lots }]\n`, 'clients[0].maxQueued: must be a whole number from 1 to 1000000000'],
     ['client weight 0', `${base}clients: [{ name: a, token: ${TOKEN}, weight: 0 }]\n`, 'clients[0].weight: must be a whole number from 1 to 1000'],
     ['client weight a fraction', `${base}clients: [{ name: a, token: ${TOKEN}, weight: 1.5 }]\n`, 'clients[0].weight: must be a whole number from 1 to 1000'],
     ['bad YAML syntax gives the line', 'upstreams:\n  - name: a\n    host: [unclosed\n', 'invalid YAML in config:\nconfig:4:1: '],
@@ -219,7 +222,7 @@ describe('defaults', () => {
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
-      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxResendDays: 7,
+      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxResendDays: 7,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000,
     });
     expect(c.clients).toEqual([]);
@@ -289,9 +292,10 @@ describe('http, clients, store and limits', () => {
     expect(c.clients).toEqual([{ name: 'a', token: TOKEN, senders: ['MyBrand', '447700900000'], weight: 1 }, { name: 'b', token: `${TOKEN}b`, weight: 1 }]);
   });
 
-  it('keeps a client\'s weight; without it, weight 1', async () => {
-    const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, weight: 3 }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
-    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, weight: 3 }, { name: 'b', token: `${TOKEN}b`, weight: 1 }]);
+  it('keeps a client\'s maxQueued and weight; without maxQueued it has no cap of its own, without weight weight 1', async () => {
+    const c = await parseConfig(`${base}clients:\n  - { name: a, token: ${TOKEN}, maxQueued: 20000, weight: 3 }\n  - { name: b, token: ${TOKEN}b }\n`, dir);
+    expect(c.clients).toEqual([{ name: 'a', token: TOKEN, maxQueued: 20_000, weight: 3 }, { name: 'b', token: `${TOKEN}b`, weight: 1 }]);
+    expect(c.clients[1]).not.toHaveProperty('maxQueued');
   });
 
   it('keeps a client\'s rateLimit; burst defaults to one second\'s worth, at least 1', async () => {

@@ -77,7 +77,7 @@ describe('a bad webhook or inbound routing key is refused with its key path and 
     ['unknown key in webhook', withHook(`url: "${URL}", headers: {}`), 'clients[0].webhook.headers: unknown key'],
     ['misspelt secretFile', withHook(`url: "${URL}", secretfile: hook.secret`), 'clients[0].webhook.secretfile: unknown key'],
     ['a client not a mapping', `${base}clients: [shop]\n`,
-      'clients[0]: must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, weight }'],
+      'clients[0]: must be a mapping { name, token or tokenFile, senders, webhook, inboundNumbers, rateLimit, maxQueued, weight }'],
     ['inboundNumbers not a list', withClient('inboundNumbers: "447700900123"'), 'clients[0].inboundNumbers: must be a list of numbers, e.g. ["447700900123"]'],
     ['inboundNumbers empty', withClient('inboundNumbers: []'), 'clients[0].inboundNumbers: must list at least one number; leave inboundNumbers out for none'],
     ['inbound number with +', withClient('inboundNumbers: ["+447700900123"]'), 'clients[0].inboundNumbers[0]: must be digits only'],
