@@ -24,7 +24,6 @@
  * The broker may come and go: the connection is kept up by a BrokerLink, and nothing else of
  * the daemon waits for it.
  */
-import { fullJitterDelay, type BackoffPolicy } from '../../core/backoff.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { amqpEndpoint, amqpUser, waitQueueName, type AmqpConfig } from '../../config/amqp-schema.js';
@@ -33,10 +32,11 @@ import { ClientRateLimiter } from '../client-rate-limiter.js';
 import type { HttpClient } from '../http/auth.js';
 import type { ErrorBody } from '../http/errors.js';
 import { BrokerLink, describe, type ChannelModel, type Connect, type ConsumeMessage } from './broker-link.js';
-import { IngressSession, checkUserId, type Delivery, type Held, type Lane } from './ingress-session.js';
+import { IngressSession, checkUserId, type Delivery, type Lane } from './ingress-session.js';
 import { queueAccess, type QueueAccess, type Vouched } from './queue-identity.js';
 import { RateWaits } from './rate-waits.js';
 import { copyOptions } from './republish.js';
+import { RequeueHolds } from './requeue-holds.js';
 import { classifyFailure, readSendMessage } from './send-message.js';
 import { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, RECEIVED_AT_HEADER, declareSendQueue, declareWaitQueue } from './send-queue.js';
 
@@ -81,8 +81,6 @@ export interface AmqpIngressOptions {
 
 /** The longest a stop waits for each of: the consumer's cancel, the sends in progress, the connection's close. */
 const STOP_WAIT_MS = 5_000;
-/** A message's hold before it goes back to the queue is never shorter: no hot loop on a failing store. */
-const MIN_REQUEUE_MS = 100;
 /**
  * Unacknowledged messages per wait queue consumer: what a client's line holds in memory, ahead of
  * its tokens. At most `amqp.prefetch`. 50 sustain thousands of sends a second per client.
@@ -101,10 +99,10 @@ export class AmqpIngress {
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #metrics: AmqpIngressMetrics;
-  readonly #random: () => number;
   readonly #link: BrokerLink;
   readonly #requestUri: string;
-  readonly #retry: BackoffPolicy;
+  /** Messages that failed for a passing reason, held before they go back to their queue. */
+  readonly #requeues: RequeueHolds;
   readonly #access: QueueAccess;
   /** With amqp.users: smppd's own RabbitMQ user, the user_id of what it sets aside (what no publisher can write). */
   readonly #stamp: string | undefined;
@@ -114,8 +112,6 @@ export class AmqpIngress {
   #clients: ReadonlyMap<string, HttpClient>;
   #session: IngressSession | undefined;
   readonly #handling = new Set<Promise<void>>();
-  /** Since when (monotonic ms) sends fail for a passing reason; null while they succeed. The requeue delay grows with it. */
-  #failingSince: number | null = null;
   #stopping = false;
 
   constructor(o: AmqpIngressOptions) {
@@ -124,10 +120,13 @@ export class AmqpIngress {
     this.#clock = o.clock;
     this.#log = o.log;
     this.#metrics = o.metrics ?? noAmqpIngressMetrics;
-    this.#random = o.random ?? Math.random;
     this.#clients = byName(o.clients);
     this.#requestUri = `amqp://${o.config.queue}`;
-    this.#retry = { initialMs: o.config.retry.initialSeconds * 1000, maxMs: o.config.retry.maxSeconds * 1000, multiplier: 2 };
+    this.#requeues = new RequeueHolds({
+      clock: o.clock, log: o.log, random: o.random ?? Math.random, stopping: () => this.#stopping,
+      retry: { initialMs: o.config.retry.initialSeconds * 1000, maxMs: o.config.retry.maxSeconds * 1000, multiplier: 2 },
+      onRequeued: () => this.#metrics.amqpMessage('requeued'),
+    });
     this.#access = queueAccess(o.config);
     this.#stamp = o.config.users !== undefined ? amqpUser(o.config.url) : undefined;
     this.#ownsLimiter = o.rateLimiter === undefined;
@@ -249,7 +248,7 @@ export class AmqpIngress {
     const handling = work.catch((e: unknown) => {
       // A bug, not a refusal: the message goes back (with the channel, or after a delay).
       this.#log.error({ event: 'amqp_internal_error', err: e }, 'handling a queue message failed');
-      return this.#holdThenRequeue(d, 0, 'INTERNAL');
+      return this.#requeues.hold(d, 0, 'INTERNAL');
     }).finally(() => this.#handling.delete(handling));
     this.#handling.add(handling);
   }
@@ -294,9 +293,9 @@ export class AmqpIngress {
       const failure = classifyFailure(e, this.#requestUri);
       if (failure.kind === 'refuse') return this.#deadLetter(d, failure.refusal, read.reference);
       if (failure.code === 'INTERNAL') this.#log.error({ event: 'amqp_send_failed', err: e }, 'storing a queue message failed; it goes back to the queue');
-      return this.#holdThenRequeue(d, failure.retryAfterMs, failure.code);
+      return this.#requeues.hold(d, failure.retryAfterMs, failure.code);
     }
-    this.#noteAccepting();
+    this.#requeues.accepting();
     this.#reply(d, { messageId, reference: read.reference });
     d.session.settle(d, 'ack');
     this.#metrics.amqpMessage('accepted');
@@ -314,7 +313,7 @@ export class AmqpIngress {
     if (failed !== null) {
       this.#waits.setAsideFailed(client);
       this.#log.warn({ event: 'amqp_set_aside_failed', client, reason: failed }, 'a queue message past its client\'s rate limit could not be set aside; it goes back to the queue');
-      return this.#holdThenRequeue(d, 0, 'INTERNAL');
+      return this.#requeues.hold(d, 0, 'INTERNAL');
     }
     d.session.settle(d, 'ack');
     this.#metrics.amqpMessage('waiting');
@@ -326,7 +325,7 @@ export class AmqpIngress {
     const failed = await d.session.publish(d, this.#config.deadLetterExchange, d.message.fields.routingKey, options);
     if (failed !== null) {
       this.#log.warn({ event: 'amqp_dead_letter_failed', reason: failed }, 'a refused queue message could not be dead-lettered; it goes back to the queue');
-      return this.#holdThenRequeue(d, 0, 'INTERNAL');
+      return this.#requeues.hold(d, 0, 'INTERNAL');
     }
     this.#log.debug({ event: 'amqp_message_refused', errorCode: refusal.errorCode, reference }, 'a queue message was refused and dead-lettered');
     this.#reply(d, { reference, error: refusal });
@@ -334,57 +333,10 @@ export class AmqpIngress {
     this.#metrics.amqpMessage('dead');
   }
 
-  /** Holds the message (it stays unacked), then nacks it back to its queue. Resolves when it is settled. */
-  #holdThenRequeue(d: Delivery, retryAfterMs: number, code: 'QUEUE_FULL' | 'INTERNAL'): Promise<void> {
-    const now = this.#clock.now();
-    if (this.#failingSince === null) {
-      this.#failingSince = now;
-      this.#log.warn({ event: 'amqp_deferring', errorCode: code },
-        code === 'QUEUE_FULL' ? 'the send queue is full; queue messages go back to the queue and are tried again later'
-          : 'queue messages cannot be stored now; they go back to the queue and are tried again later');
-    }
-    const delay = Math.max(MIN_REQUEUE_MS, retryAfterMs, this.#requeueDelay(now - this.#failingSince));
-    const { session } = d;
-    if (!session.open || this.#stopping) {
-      session.settle(d, 'requeue');
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const held: Held = {
-        delivery: d,
-        timer: this.#clock.setTimer(delay, () => held.release()),
-        release: () => {
-          held.timer.cancel();
-          if (!session.held.delete(held)) return;
-          session.settle(d, 'requeue');
-          this.#metrics.amqpMessage('requeued');
-          resolve();
-        },
-      };
-      session.held.add(held);
-    });
-  }
-
-  /**
-   * Full jitter under a ceiling that grows with how long sends have been failing: the attempt
-   * counted as one per `initialMs` of failure, so a prefetch of 500 messages failing together
-   * do not push it to its maximum at once.
-   */
-  #requeueDelay(failingForMs: number): number {
-    const attempt = Math.floor(Math.log2(1 + failingForMs / this.#retry.initialMs));
-    return fullJitterDelay(this.#retry, attempt, this.#random());
-  }
-
   /** Held messages and the clients' lines go back to their queues (nothing is settled on a session already closed). */
   #releaseHeld(session: IngressSession): void {
     for (const held of [...session.held]) held.release();
     for (const w of this.#waits.releaseAll()) w.session.settle(w, 'requeue');
-  }
-
-  #noteAccepting(): void {
-    if (this.#failingSince === null) return;
-    this.#failingSince = null;
-    this.#log.info({ event: 'amqp_accepting' }, 'queue messages are stored again');
   }
 
   #reply(d: Delivery, body: object): void {
