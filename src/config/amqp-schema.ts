@@ -258,7 +258,7 @@ export function amqpProblems(parsed: ParsedAmqp | undefined, clients: readonly s
 
 /**
  * The durable queue where a client's queue messages wait for its rate limit
- * (`clients[].rateLimit`): `<queue>.wait.<client>`. The queue ingress declares one for each
+ * (`clients[].rateLimit`) or for room under its `clients[].maxQueued`: `<queue>.wait.<client>`. The queue ingress declares one for each
  * client of `amqp.clients` and consumes them all.
  */
 export function waitQueueName(queue: string, client: string): string {

@@ -22,6 +22,12 @@ import type { QueueDepth } from '../store/store.js';
 export const DEPTH_REFRESH_MS = 250;
 export const DEPTH_REFRESH_FAR_MS = 1_000;
 
+/**
+ * The caps a QUEUE_FULL names (its `details.limit`): all clients' queued parts, or one client's
+ * own. Past its own, only that client has to wait; past the other, everyone does.
+ */
+export const QUEUE_CAPS = { all: 'limits.maxQueued', client: 'clients[].maxQueued' } as const;
+
 /** Retry-After, seconds: at least 1, at most this. */
 const MAX_RETRY_AFTER_S = 600;
 
@@ -88,8 +94,8 @@ export class QueueRoom {
     const near = this.#usedTotal() * 2 >= this.#o.maxQueued || (cap !== undefined && this.#usedBy(client) * 2 >= cap);
     if (now - this.#depth.readAt >= (near ? DEPTH_REFRESH_MS : DEPTH_REFRESH_FAR_MS)) await this.#read(now);
     // From here to the hold, no await: a request that waited for the same reading sees this hold.
-    this.#refuseOver(this.#usedTotal(), this.#o.maxQueued, parts, (n) => `the queue holds ${n} parts`, 'limits.maxQueued');
-    if (cap !== undefined) this.#refuseOver(this.#usedBy(client), cap, parts, (n) => `client ${client} has ${n} parts queued`, 'clients[].maxQueued');
+    this.#refuseOver(this.#usedTotal(), this.#o.maxQueued, parts, (n) => `the queue holds ${n} parts`, QUEUE_CAPS.all);
+    if (cap !== undefined) this.#refuseOver(this.#usedBy(client), cap, parts, (n) => `client ${client} has ${n} parts queued`, QUEUE_CAPS.client);
     return this.#hold(client, parts);
   }
 

@@ -121,7 +121,7 @@ export class Metrics {
     });
     this.#inbound = new Counter({ name: 'smppd_inbound_total', help: 'inbound (MO) messages stored', labelNames: ['upstream'], registers: [r] });
     this.#amqpMessages = new Counter({
-      name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure), waiting (past its client\'s rate limit: set aside in the client\'s wait queue, counted again when it is settled from there)',
+      name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure), waiting (past its client\'s rate limit or at its clients[].maxQueued: set aside in the client\'s wait queue, counted again when it is settled from there)',
       labelNames: ['result'], registers: [r],
     });
     this.#rateLimited = new Counter({

@@ -8,7 +8,9 @@
  *   error in its headers (`x-smppd-error`, JSON; `x-smppd-error-code`), body and properties
  *   kept, then acked: never delivered again.
  * - Passing failure (QUEUE_FULL, a store error): held for a delay (exponential backoff, full
- *   jitter; at least QUEUE_FULL's retry-after), then nacked back to the queue.
+ *   jitter; at least QUEUE_FULL's retry-after), then nacked back to the queue. A client at its
+ *   own `clients[].maxQueued` is no one else's failure: its message is set aside in the client's
+ *   wait queue as below, and held and requeued there.
  * - With a `replyTo`, the outcome is also published there: `{ messageId, reference }` or
  *   `{ reference, error: <five fields> }`, with the message's correlationId (best effort).
  * - Past its client's rate limit (`clients[].rateLimit`, shared with the HTTP API): set aside in
@@ -51,8 +53,8 @@ export interface SendAcceptor {
 export interface AmqpIngressMetrics {
   /**
    * A message settled: accepted (committed, acked), dead (refused to the dead-letter exchange),
-   * requeued (a passing failure), waiting (past its client's rate limit: set aside in the
-   * client's wait queue, to be settled again from there).
+   * requeued (a passing failure), waiting (past its client's rate limit or at its maxQueued: set
+   * aside in the client's wait queue, to be settled again from there).
    */
   amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting'): void;
   /** The consumer's connection came up (true) or went away (false). */
@@ -87,11 +89,15 @@ const STOP_WAIT_MS = 5_000;
  */
 const WAIT_PREFETCH = 50;
 
-/** A message read and valid, in its client's line for a token. */
-interface Waiting extends Delivery {
+/** A message read and valid: its request, and when smppd first read it (wall ms). */
+interface ReadSend {
   request: SendRequest;
   reference: string | null;
+  receivedAt: number;
 }
+
+/** A message read and valid, in its client's line for a token. */
+interface Waiting extends Delivery, ReadSend {}
 
 export class AmqpIngress {
   readonly #config: AmqpConfig;
@@ -260,11 +266,16 @@ export class AmqpIngress {
       maxBytes: this.#config.maxMessageBytes, requestUri: this.#requestUri, now: receivedAt,
     });
     if (!read.ok) return this.#deadLetter(d, read.refusal, read.reference);
+    const send: ReadSend = { request: read.request, reference: read.reference, receivedAt };
     const { client } = read.request;
     // Back from its wait queue: into its client's line, which takes the tokens in order.
-    if (client === waitingFor) return this.#waits.hold(client, { ...d, request: read.request, reference: read.reference });
-    if (!this.#waits.admit(client)) return this.#setAside(d, client, receivedAt);
-    return this.#send(d, read);
+    if (client === waitingFor) return this.#waits.hold(client, { ...d, ...send });
+    if (!this.#waits.admit(client)) {
+      // Past its rate, or behind its messages waiting (for their tokens, or for room under its maxQueued).
+      if (this.#limiter.limitOf(client) !== undefined) this.#metrics.rateLimited(client, 'amqp');
+      return this.#setAside(d, client, receivedAt);
+    }
+    return this.#send(d, send);
   }
 
   /**
@@ -285,13 +296,20 @@ export class AmqpIngress {
     return { userId };
   }
 
-  async #send(d: Delivery, read: { request: SendRequest; reference: string | null }): Promise<void> {
+  async #send(d: Delivery, read: ReadSend): Promise<void> {
     let messageId: string;
     try {
       ({ messageId } = await this.#acceptor.send(read.request));
     } catch (e) {
       const failure = classifyFailure(e, this.#requestUri);
       if (failure.kind === 'refuse') return this.#deadLetter(d, failure.refusal, read.reference);
+      if (failure.ownCap === true) {
+        // Held on the send queue, a client's messages at its own cap would fill the prefetch every
+        // client shares and come back to the head of the queue, in front of the others' (as past a
+        // rate limit): they wait in its wait queue, and are held there.
+        if (d.lane !== d.session.waits) return this.#setAside(d, read.request.client, read.receivedAt);
+        return this.#requeues.holdOne(d, failure.retryAfterMs);
+      }
       if (failure.code === 'INTERNAL') this.#log.error({ event: 'amqp_send_failed', err: e }, 'storing a queue message failed; it goes back to the queue');
       return this.#requeues.hold(d, failure.retryAfterMs, failure.code);
     }
@@ -302,17 +320,17 @@ export class AmqpIngress {
   }
 
   /**
-   * Past its client's rate limit: a copy to the client's wait queue (mandatory: one that comes
-   * back means the queue is gone), the original acked once the broker confirmed the copy.
+   * Past its client's rate limit, or at its maxQueued: a copy to the client's wait queue
+   * (mandatory: one that comes back means the queue is gone), the original acked once the broker
+   * confirmed the copy.
    */
   async #setAside(d: Delivery, client: string, receivedAt: number): Promise<void> {
-    this.#metrics.rateLimited(client, 'amqp');
     this.#waits.settingAside(client);
     const options = { ...copyOptions(d.message.properties, { [CLIENT_HEADER]: client, [RECEIVED_AT_HEADER]: receivedAt }, this.#stamp), mandatory: true };
     const failed = await d.session.publish(d, '', waitQueueName(this.#config.queue, client), options);
     if (failed !== null) {
       this.#waits.setAsideFailed(client);
-      this.#log.warn({ event: 'amqp_set_aside_failed', client, reason: failed }, 'a queue message past its client\'s rate limit could not be set aside; it goes back to the queue');
+      this.#log.warn({ event: 'amqp_set_aside_failed', client, reason: failed }, 'a queue message could not be set aside in its client\'s wait queue; it goes back to the queue');
       return this.#requeues.hold(d, 0, 'INTERNAL');
     }
     d.session.settle(d, 'ack');

@@ -49,6 +49,14 @@ export class RequeueHolds {
     return this.#requeueAfter(d, Math.max(MIN_REQUEUE_MS, retryAfterMs, this.#delay(now - this.#failingSince)));
   }
 
+  /**
+   * Holds a message that failed for its client alone (at its own clients[].maxQueued) at least
+   * `retryAfterMs`, then nacks it back. The sends are not failing: no spell is begun or logged.
+   */
+  holdOne(d: Delivery, retryAfterMs: number): Promise<void> {
+    return this.#requeueAfter(d, Math.max(MIN_REQUEUE_MS, retryAfterMs, this.#delay(0)));
+  }
+
   /** A send succeeded: the failing spell, if any, is over. */
   accepting(): void {
     if (this.#failingSince === null) return;

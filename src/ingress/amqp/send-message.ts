@@ -7,7 +7,9 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
+import { ErrorCode, isSmppdError } from '../../core/errors.js';
 import type { SendRequest } from '../../dispatch/accept.js';
+import { QUEUE_CAPS } from '../../dispatch/queue-room.js';
 import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
 import { ApiError, API_ERRORS, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
 import { sendRequestFrom } from '../http/send.js';
@@ -73,10 +75,13 @@ export function readSendMessage(content: Buffer, o: ReadOptions): ReadResult {
   }
 }
 
-/** What becomes of a message whose send failed: refused for good, or tried again later. */
+/**
+ * What becomes of a message whose send failed: refused for good, or tried again later. `ownCap`
+ * (true or absent): QUEUE_FULL for the client's own clients[].maxQueued, which holds up no other client.
+ */
 export type SendFailure =
   | { kind: 'refuse'; refusal: ErrorBody }
-  | { kind: 'retry'; code: 'QUEUE_FULL' | 'INTERNAL'; retryAfterMs: number };
+  | { kind: 'retry'; code: 'QUEUE_FULL' | 'INTERNAL'; retryAfterMs: number; ownCap?: boolean };
 
 /**
  * A failed `Acceptor.send`: what the HTTP API answers 4xx for (text not GSM-7, too long …) is
@@ -87,7 +92,8 @@ export function classifyFailure(e: unknown, requestUri: string): SendFailure {
   if (internal || error.code === 'INTERNAL') return { kind: 'retry', code: 'INTERNAL', retryAfterMs: 0 };
   if (error.code === 'QUEUE_FULL') {
     const seconds = Number(error.headers['retry-after']);
-    return { kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: Number.isFinite(seconds) ? seconds * 1000 : 1000 };
+    const ownCap = isSmppdError(e, ErrorCode.QUEUE_FULL) && e.details?.limit === QUEUE_CAPS.client;
+    return { kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: Number.isFinite(seconds) ? seconds * 1000 : 1000, ...(ownCap ? { ownCap } : {}) };
   }
   return { kind: 'refuse', refusal: errorBody(error.code, error.message, requestUri, error.status) };
 }

@@ -143,7 +143,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     expect(h.events('amqp_accepting')).toBe(1);
   });
 
-  it('a client at its clients[].maxQueued: its message goes back to the queue, not to the dead letters, and is accepted once it has room', async () => {
+  it('a client at its clients[].maxQueued: its message goes back to its wait queue, not to the dead letters, and is accepted once it has room', async () => {
     const h = await harness({ clientMaxQueued: { app: 10 } });
     h.gate.depth = 10;
     await until(() => h.ingress.connected, 10_000, 'the consumer');
@@ -155,7 +155,30 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     await until(() => h.ingress.inFlight === 0, 10_000, 'the ack');
     await h.ingress.stop();
     expect(h.settled.dead).toBe(0);
-    expect(await h.view.ready(h.deadQueue)).toBe(0);
+    expect(h.settled.waiting).toBe(1);
+    for (const q of [h.queue, h.waitQueue('app'), h.deadQueue]) expect(await h.view.ready(q)).toBe(0);
+  });
+
+  it('a client at its clients[].maxQueued does not hold the prefetch the others share: their messages go past its own', async () => {
+    const h = await harness({ clientMaxQueued: { app: 10 }, prefetch: 5 });
+    h.gate.depth = 10; // all of it app's
+    await until(() => h.ingress.connected, 10_000, 'the consumer');
+    for (let i = 0; i < 20; i++) h.view.publishJson(h.queue, { ...valid, client: 'app', campaignName: `a-${i}` });
+    // Behind app's in the same queue, with a prefetch of 5.
+    for (let i = 0; i < 3; i++) h.view.publishJson(h.queue, { ...valid, client: 'other', campaignName: `o-${i}` });
+    await until(() => h.committed.length === 3, 10_000, 'the other client\'s messages');
+    expect(h.committed.map((c) => c.campaignName)).toEqual(['o-0', 'o-1', 'o-2']);
+    // app's wait in its own queue, and go once it has room: none lost, none twice, none dead.
+    await until(async () => (await h.view.ready(h.queue)) === 0, 10_000, 'the send queue to empty');
+    h.gate.depth = 0;
+    await until(() => h.committed.length === 23, 15_000, 'app\'s messages, once it has room');
+    expect(h.committed.filter((c) => c.client === 'app').map((c) => c.campaignName).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `a-${i}`).sort());
+    await until(() => h.ingress.inFlight === 0, 10_000, 'the acks');
+    await h.ingress.stop();
+    expect(h.settled.dead).toBe(0);
+    // Held for its cap, not its rate: not counted as rate-limited.
+    expect(h.rateLimited).toEqual([]);
+    for (const q of [h.queue, h.waitQueue('app'), h.deadQueue]) expect(await h.view.ready(q)).toBe(0);
   });
 
   it('a store error: the message goes back to the queue after a delay and is committed when the store works again', async () => {

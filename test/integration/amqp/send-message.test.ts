@@ -131,4 +131,10 @@ describe('a failed send', () => {
     expect(classifyFailure(new SmppdError(ErrorCode.QUEUE_FULL, 'full', { retryAfterSeconds: 3 }), 'amqp://q')).toEqual({ kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: 3000 });
     expect(classifyFailure(new Error('SQLITE_BUSY'), 'amqp://q')).toEqual({ kind: 'retry', code: 'INTERNAL', retryAfterMs: 0 });
   });
+
+  it('says when QUEUE_FULL is the client\'s own clients[].maxQueued, which holds up no other client', () => {
+    const full = (limit: string) => new SmppdError(ErrorCode.QUEUE_FULL, 'full', { retryAfterSeconds: 2, limit });
+    expect(classifyFailure(full('clients[].maxQueued'), 'amqp://q')).toEqual({ kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: 2000, ownCap: true });
+    expect(classifyFailure(full('limits.maxQueued'), 'amqp://q')).toEqual({ kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: 2000 });
+  });
 });
