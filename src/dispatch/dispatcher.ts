@@ -12,11 +12,10 @@ import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
-import type { ClaimedMessage, PartResult, Store } from '../store/store.js';
-import { responseKey } from '../sms/message-id.js';
-import { commandStatusReason } from '../sms/status.js';
+import type { ClaimedMessage, Store } from '../store/store.js';
 import { buildSubmitSm } from './compose.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
+import { partResult } from './part-result.js';
 
 /**
  * How one accepted message reaches the pool, decided before its accept (`Dispatcher.admit`).
@@ -391,34 +390,4 @@ function submitPart(m: ClaimedMessage, p: ClaimedMessage['parts'][number]): Subm
     destination: m.destination, destTon: m.destTon, destNpi: m.destNpi,
     registeredDelivery: m.registeredDelivery, validityPeriod: m.validityPeriod,
   }, p);
-}
-
-/** The pool's outcome of one part as what the store records. */
-export function partResult(part: number, priorAttempts: number, o: PartOutcome | undefined, now: number): PartResult {
-  if (o === undefined) return { part, kind: 'requeue', notBefore: now };
-  switch (o.kind) {
-    case 'accepted':
-      return { part, kind: 'accepted', smscId: o.messageId, matchKey: responseKey(o.messageId), bind: o.bind, attempts: priorAttempts + o.attempts };
-    case 'rejected':
-      return { part, kind: 'final', status: 'REJECTED', reason: commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'reject' }), attempts: priorAttempts + o.attempts };
-    case 'failed':
-      return { part, kind: 'final', status: 'FAILED', reason: `retries exhausted: ${commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'retry' })}`, attempts: priorAttempts + o.attempts };
-    case 'invalid':
-      return { part, kind: 'final', status: 'REJECTED', reason: `not sendable: ${o.reason}`, attempts: priorAttempts };
-    case 'uncertain': {
-      // Resent at the next start, as a restart resends what a crash left in flight.
-      if (o.why === 'stopped') return { part, kind: 'requeue', notBefore: now };
-      const what = o.cause === 'timeout' ? 'no submit_sm_resp in time' : 'the link dropped before the submit_sm_resp';
-      return {
-        part, kind: 'final', status: 'FAILED', attempts: priorAttempts + o.attempts,
-        reason: o.why === 'policy'
-          ? `uncertain: ${what} (onUncertain: fail)`
-          : `uncertain: ${what} after ${o.attempts} attempts (onUncertain: resend, retry.maxAttempts used up)`,
-      };
-    }
-    case 'unsent':
-      return o.reason === 'stopped'
-        ? { part, kind: 'requeue', notBefore: now }
-        : { part, kind: 'final', status: 'FAILED', reason: 'not sent: an earlier part of the message failed', attempts: priorAttempts };
-  }
 }
