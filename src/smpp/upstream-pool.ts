@@ -295,14 +295,19 @@ export class UpstreamPool extends EventEmitter {
       job.awaitingLate = true; // a late submit_sm_resp may still settle it
       return;
     }
-    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts, why: this.#uncertainWhy() };
+    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts, why: this.#uncertainWhy(job) };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
   }
 
-  /** Why an uncertain part is not resent (called once `#onUncertain` decided it is not). */
-  #uncertainWhy(): UncertainWhy {
+  /**
+   * Why an uncertain part is not resent (called once it is decided it is not). A part that used up
+   * its attempts is 'attempts' even when the pool is stopping: the stop only ended the wait for an
+   * answer (the last one cut short, or a late one), it kept no resend from happening, and a requeue
+   * would send the part more than `maxAttempts` times.
+   */
+  #uncertainWhy(job: Job): UncertainWhy {
     if (this.settings.onUncertain === 'fail') return 'policy';
-    return this.#stopping ? 'stopped' : 'attempts';
+    return job.attempts >= this.settings.maxAttempts ? 'attempts' : 'stopped';
   }
 
   #onLate(ctx: Ctx, r: SubmitResponse): void {
@@ -329,7 +334,7 @@ export class UpstreamPool extends EventEmitter {
     const { job } = ctx;
     if (!job.awaitingLate || ctx.attempt !== job.attempt || job.done) return;
     job.awaitingLate = false;
-    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts, why: this.#uncertainWhy() };
+    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts, why: this.#uncertainWhy(job) };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
   }
 

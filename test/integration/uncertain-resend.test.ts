@@ -13,7 +13,7 @@ import { partResult } from '../../src/dispatch/part-result.js';
 import type { BehaviourPatch } from '../../src/simulator/behaviour.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
 import type { Pool } from '../../src/smpp/pool.js';
-import { makePool, part, until, type TestUpstream } from '../support/engine.js';
+import { makePool, part, recordingMetrics, until, type TestUpstream } from '../support/engine.js';
 import { COMPOSE, recordingLog } from '../support/http.js';
 import { storeFolder } from '../support/sqlite-store.js';
 
@@ -99,5 +99,32 @@ describe('onUncertain: resend runs out of attempts', () => {
     const outcome = await pending;
     expect(outcome.parts).toEqual([{ kind: 'uncertain', cause: 'connection_lost', attempts: 1, why: 'stopped' }]);
     expect(partResult(1, 0, outcome.parts[0], 1_000)).toEqual({ part: 1, kind: 'requeue', notBefore: 1_000 });
+  });
+
+  it('a part that used up its attempts is FAILED for that, not requeued, when the pool stops while it waits for a late answer', async () => {
+    const { sim, port } = await simulator({ responseDelayMs: 60_000 });
+    const { counts, metrics } = recordingMetrics();
+    // A long timeout, so that the stop comes well within the grace for a late answer to the last attempt.
+    const pool = makePool({ port, onUncertain: 'resend', maxAttempts: 2, responseTimeoutMs: 1_000 }, clock, { metrics });
+    pool.start();
+    const pending = pool.submit('sim', [part('4915112345678')]);
+    await until(() => counts.uncertain === 2, 10_000, 'the second attempt timed out');
+    await pool.stop(50);
+    const outcome = await pending;
+    expect(outcome.parts).toEqual([{ kind: 'uncertain', cause: 'timeout', attempts: 2, why: 'attempts' }]);
+    expect(sim.recordedSubmits()).toHaveLength(2);
+    expect(partResult(1, 0, outcome.parts[0], 1_000)).toMatchObject({ kind: 'final', status: 'FAILED', attempts: 2 });
+  });
+
+  it('a part whose last attempt a stop cut short is FAILED for lack of attempts, not requeued to be sent once more', async () => {
+    const { sim, port } = await simulator({ responseDelayMs: 60_000 });
+    const pool = makePool({ port, onUncertain: 'resend', maxAttempts: 1 }, clock);
+    pool.start();
+    const pending = pool.submit('sim', [part('4915112345678')]);
+    await until(() => sim.recordedSubmits().length === 1, 5_000, 'the submit_sm at the SMSC');
+    await pool.stop(50);
+    const outcome = await pending;
+    expect(outcome.parts).toEqual([{ kind: 'uncertain', cause: 'connection_lost', attempts: 1, why: 'attempts' }]);
+    expect(partResult(1, 0, outcome.parts[0], 1_000)).toMatchObject({ kind: 'final', status: 'FAILED', attempts: 1 });
   });
 });
