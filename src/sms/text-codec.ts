@@ -3,7 +3,7 @@
  * coding groups of TS 23.038 §4 above 0xBF). The bytes are the user data without its UDH.
  */
 import { decodeGsm7, GSM7_ESCAPE, type Gsm7Tables } from './gsm7.js';
-import { decodeUcs2, UCS2_UNIT_OCTETS } from './ucs2.js';
+import { decodeUcs2, UCS2_UNIT_OCTETS, unpairedSurrogateAt } from './ucs2.js';
 import type { NationalShift } from './udh.js';
 
 /**
@@ -113,7 +113,7 @@ export function decodeUserData(
       const text = decodeUcs2(bytes);
       const problems: DecodeProblem[] = [];
       if (bytes.length % UCS2_UNIT_OCTETS !== 0) problems.push('UCS2_ODD_LENGTH');
-      if (UNPAIRED_SURROGATE.test(text)) problems.push('UCS2_UNPAIRED_SURROGATE');
+      if (unpairedSurrogateAt(text) >= 0) problems.push('UCS2_UNPAIRED_SURROGATE');
       return { text, problems };
     }
     case 'cyrillic':
@@ -124,8 +124,6 @@ export function decodeUserData(
       return { text: view.toString('hex'), problems: [] };
   }
 }
-
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Unpacked septets fit in 7 bits, and an escape (TS 23.038 §6.2.1.1) has a septet after it. */
 function gsm7Valid(septets: Uint8Array): boolean {
