@@ -121,7 +121,9 @@ function parseText(body: string): ParsedText {
     if (name === 'text') return { fields, text: body.slice(valueStart), duplicates };
     if (!TEXT_FIELDS.has(name)) continue;
     const next = keys[i + 1];
-    const value = body.slice(valueStart, next === undefined ? body.length : next.index).trim().split(/\s+/)[0] ?? '';
+    // A NUL ends a value as white space does: some SMSCs send short_message as a C string, and an
+    // id, stat or err that kept it could not be stored (PostgreSQL text holds no U+0000).
+    const value = body.slice(valueStart, next === undefined ? body.length : next.index).replaceAll('\u0000', ' ').trim().split(/\s+/)[0] ?? '';
     if (value === '') continue;
     const field = name as TextField;
     const seen = fields[field];

@@ -169,4 +169,11 @@ describe('parseReceipt', () => {
     const r = parseReceipt(receipt('id: 77 stat : DELIVRD err:'), UTC);
     expect(r).toMatchObject({ id: '77', stat: 'DELIVRD', err: null });
   });
+
+  it('ends a value at a NUL, as at white space (short_message sent as a C string); the raw text keeps it', () => {
+    const r = parseReceipt(receipt('id:AB12 stat:UNDELIV err:001\u0000'), UTC);
+    expect(r).toMatchObject({ id: 'AB12', stat: 'UNDELIV', err: '001', raw: 'id:AB12 stat:UNDELIV err:001\u0000' });
+    expect(parseReceipt(receipt('id:AB\u000012 stat:DEL\u0000IVRD err:0\u000001 text:x\u0000y'), UTC))
+      .toMatchObject({ id: 'AB', stat: 'DEL', err: '0', text: 'x\u0000y' });
+  });
 });
