@@ -66,7 +66,8 @@ export function charsetOf(dataCoding: number, defaultAlphabet: DefaultAlphabet):
  * - UCS2_UNPAIRED_SURROGATE: UCS-2 with half a surrogate pair (UTF-16, RFC 2781 §2.2);
  * - INVALID_BYTES: an octet its alphabet does not have (above 0x7F in GSM 7-bit unpacked or
  *   IA5, an ESC with nothing after it, an unassigned ISO-8859-8 position): U+FFFD, or for IA5
- *   the Latin-1 character.
+ *   the Latin-1 character; or a NUL (0x00 in IA5, Latin-1 and ISO-8859, U+0000 in UCS-2): no
+ *   text, and no PostgreSQL text column holds one, so it becomes U+FFFD.
  */
 export const DECODE_PROBLEMS = ['UDH_INVALID', 'UCS2_ODD_LENGTH', 'UCS2_UNPAIRED_SURROGATE', 'INVALID_BYTES'] as const;
 export type DecodeProblem = (typeof DECODE_PROBLEMS)[number];
@@ -90,15 +91,34 @@ export function decodeShortMessage(
   defaultAlphabet: DefaultAlphabet,
   nationalShift?: NationalShift,
 ): string {
-  return decodeUserData(bytes, dataCoding, defaultAlphabet, nationalShift).text;
+  return decodeByCharset(bytes, dataCoding, defaultAlphabet, nationalShift).text;
 }
 
-/** `decodeShortMessage`, and what in the bytes its data_coding does not allow (`DecodeProblem`). */
+/**
+ * `decodeShortMessage`, and what in the bytes its data_coding does not allow (`DecodeProblem`),
+ * as text that can be stored: a NUL becomes U+FFFD (`INVALID_BYTES`).
+ */
 export function decodeUserData(
   bytes: Uint8Array,
   dataCoding: number,
   defaultAlphabet: DefaultAlphabet,
   nationalShift?: NationalShift,
+): DecodedUserData {
+  const decoded = decodeByCharset(bytes, dataCoding, defaultAlphabet, nationalShift);
+  // A NUL left in the text would make the message unstorable in PostgreSQL: the SMSC, answered
+  // with a temporary error, would deliver it again for ever. The bytes stay in the flagged message.
+  if (!decoded.text.includes(NUL)) return decoded;
+  const problems = decoded.problems.includes('INVALID_BYTES') ? decoded.problems : [...decoded.problems, 'INVALID_BYTES' as const];
+  return { text: decoded.text.replaceAll(NUL, '\ufffd'), problems };
+}
+
+const NUL = '\u0000';
+
+function decodeByCharset(
+  bytes: Uint8Array,
+  dataCoding: number,
+  defaultAlphabet: DefaultAlphabet,
+  nationalShift: NationalShift | undefined,
 ): DecodedUserData {
   const charset = charsetOf(dataCoding, defaultAlphabet);
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

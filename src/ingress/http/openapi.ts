@@ -130,7 +130,7 @@ const schemas: Json = {
       problems: {
         type: 'array', items: { type: 'string', enum: [...DECODE_PROBLEMS] },
         description: 'UDH_INVALID: the UDH its esm_class announced runs past the data (the whole user data was read as text); '
-          + 'UCS2_ODD_LENGTH; UCS2_UNPAIRED_SURROGATE; INVALID_BYTES: an octet its alphabet does not have. Empty unless malformed. New values may appear.',
+          + 'UCS2_ODD_LENGTH; UCS2_UNPAIRED_SURROGATE; INVALID_BYTES: an octet its alphabet does not have, or a NUL (U+FFFD in text). Empty unless malformed. New values may appear.',
       },
       userData: {
         ...nullable('string'),

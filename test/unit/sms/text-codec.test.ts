@@ -110,8 +110,21 @@ describe('decodeUserData: what the bytes break of their data_coding', () => {
     ['ISO-8859-8 with an unassigned octet', 'e0a1', 7, 'א\ufffd', ['INVALID_BYTES']],
     ['ISO-8859-5', 'b6f0', 6, 'Ж№', []],
     ['binary', '00ff1b', 4, '00ff1b', []],
+    ['GSM 7-bit 0x00 is @', '004800', 0, '@H@', []],
+    ['binary with zero octets', '0000', 2, '0000', []],
   ])('%s', (_name, hex, dataCoding, text, problems) => {
     expect(decodeUserData(bytes(hex), dataCoding, 'gsm7')).toEqual({ text, problems });
     expect(decodeShortMessage(bytes(hex), dataCoding, 'gsm7')).toBe(text);
+  });
+
+  it.each<[string, string, number, string, string, string[]]>([
+    ['IA5', '480069', 1, 'H\u0000i', 'H\ufffdi', ['INVALID_BYTES']],
+    ['Latin-1', '4800', 3, 'H\u0000', 'H\ufffd', ['INVALID_BYTES']],
+    ['ISO-8859-5', '00b6', 6, '\u0000Ж', '\ufffdЖ', ['INVALID_BYTES']],
+    ['UCS-2', '004800000069', 8, 'H\u0000i', 'H\ufffdi', ['INVALID_BYTES']],
+    ['UCS-2 odd and unpaired', '0000d83d00', 8, '\u0000\ud83d\ufffd', '\ufffd\ud83d\ufffd', ['UCS2_ODD_LENGTH', 'UCS2_UNPAIRED_SURROGATE', 'INVALID_BYTES']],
+  ])('%s with a NUL: U+FFFD and INVALID_BYTES in the text to store (PostgreSQL text holds no U+0000); decodeShortMessage keeps it', (_name, hex, dataCoding, decoded, text, problems) => {
+    expect(decodeUserData(bytes(hex), dataCoding, 'gsm7')).toEqual({ text, problems });
+    expect(decodeShortMessage(bytes(hex), dataCoding, 'gsm7')).toBe(decoded);
   });
 });
