@@ -136,7 +136,8 @@ const httpSchema = z.strictObject({
   headersTimeoutSeconds: secondsFrom(1, 300).default(HTTP_LISTENER_DEFAULTS.headersTimeoutSeconds),
   /**
    * Seconds from the end of a request's headers to the end of its body, every route but sendbulk.
-   * Default 30. 1–3600. Late: 408 and the connection closed.
+   * Default 30. 1–3600. Late: 408 and the connection closed. A client has as long again to take
+   * (read) a response once smppd has written it; then its connection is closed.
    */
   requestTimeoutSeconds: secondsFrom(1, 3600).default(HTTP_LISTENER_DEFAULTS.requestTimeoutSeconds),
   /**

@@ -101,7 +101,8 @@ export class Metrics {
     this.#httpRefused = new Counter({
       name: 'smppd_http_refused_total',
       help: 'HTTP requests and connections refused before a route ran, by reason: the errorCode answered (BAD_REQUEST, HEADERS_TOO_LARGE, REQUEST_TIMEOUT, '
-        + 'EXPECTATION_FAILED, PAYLOAD_TOO_LARGE, SHUTTING_DOWN), or MAX_CONNECTIONS for a connection closed at http.maxConnections',
+        + 'EXPECTATION_FAILED, PAYLOAD_TOO_LARGE, SHUTTING_DOWN), MAX_CONNECTIONS for a connection closed at http.maxConnections, '
+        + 'or RESPONSE_NOT_TAKEN for one closed because its client did not read a response in time',
       labelNames: ['reason'], registers: [r],
     });
     this.#httpConnections = new Gauge({ name: 'smppd_http_connections', help: 'open connections to the HTTP API listener (at most http.maxConnections)', registers: [r] });

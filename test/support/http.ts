@@ -69,6 +69,8 @@ export interface HarnessOptions {
   clients?: HttpClient[];
   /** http.maxResendDays. */
   maxResendDays?: number;
+  /** What GET /metrics answers. Default: one comment line. */
+  metricsText?: string;
 }
 
 /** A Log that keeps each line as JSON text. */
@@ -109,7 +111,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
     acceptor, store, identify, clients: o.clients ?? CLIENTS, clock, log: recordingLog(logs), onRateLimited: (client) => { rateLimited.push(client); },
     events: { hasWebhook: wantsEvents, wake: () => { wakes.count++; } },
     health: { readiness: () => health.current },
-    metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => '# smppd test metrics\n' },
+    metrics: { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => o.metricsText ?? '# smppd test metrics\n' },
     onRequestDone: (route, method, status) => { requests.push(`${method} ${route} ${status}`); },
     limits: {
       maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, maxBulkNumbers: o.maxBulkNumbers ?? 1_000_000,

@@ -8,6 +8,8 @@
  * - A body must arrive within `requestTimeoutMs` of its headers, sendbulk's within
  *   `bulkRequestTimeoutMs`: RequestDeadlines, one sweep a second on the injected Clock. Node's
  *   requestTimeout is server-wide, so it is only a backstop here, set past the longest deadline.
+ *   A response the client does not read has as long again from when it was written; then the
+ *   connection is closed (nothing can be answered to a client that does not read).
  * - At most `maxConnections` open connections: Node closes one past it as soon as it is accepted
  *   (its 'drop'), so a flood cannot take every file descriptor.
  * - What the HTTP parser refuses (a malformed request line or chunked body: 400; headers too
@@ -21,7 +23,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { HTTP_LISTENER_DEFAULTS, type HttpConfig } from '../../config/schema.js';
-import { RequestDeadlines, SWEEP_MS, type DeadlineLimit } from './deadlines.js';
+import { RequestDeadlines, SWEEP_MS, type DeadlineLimit, type Overdue } from './deadlines.js';
 import { errorResponseBytes, pathOf, writeErrorResponse, type ApiErrorCode } from './errors.js';
 
 /** TLS on the API listener: PEM contents. */
@@ -37,7 +39,10 @@ export interface HttpTlsSettings {
 export interface HttpListenerSettings {
   /** Milliseconds from a request's first byte (a connection's opening) to the end of its headers. Default 10,000. > 0. */
   headersTimeoutMs: number;
-  /** Milliseconds from the end of a request's headers to the end of its body, every route but sendbulk. Default 30,000. > 0. */
+  /**
+   * Milliseconds from the end of a request's headers to the end of its body, every route but
+   * sendbulk; and from smppd's writing a response to the client's having read it. Default 30,000. > 0.
+   */
   requestTimeoutMs: number;
   /** The same for sendbulk. Default 600,000. ≥ requestTimeoutMs. */
   bulkRequestTimeoutMs: number;
@@ -51,8 +56,11 @@ export interface HttpListenerSettings {
 
 /** What the listener counts (the observability layer's `Metrics` has both). */
 export interface HttpListenerMetrics {
-  /** A request or connection refused before a route ran: the errorCode answered, or MAX_CONNECTIONS. */
-  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS'): void;
+  /**
+   * A request or connection refused before a route ran: the errorCode answered, MAX_CONNECTIONS;
+   * or RESPONSE_NOT_TAKEN, a connection closed because its client did not read a response.
+   */
+  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS' | 'RESPONSE_NOT_TAKEN'): void;
   /** +1 when a connection opens, -1 when it closes. */
   httpConnections(delta: number): void;
 }
@@ -194,7 +202,13 @@ export class HttpListener {
     writeErrorResponse(res, code, message, pathOf(req.url ?? ''));
   }
 
-  readonly #expired = (req: IncomingMessage, res: ServerResponse, limit: DeadlineLimit): void => {
+  readonly #expired = (req: IncomingMessage, res: ServerResponse, limit: DeadlineLimit, overdue: Overdue): void => {
+    if (overdue === 'response') {
+      // The client is not reading: nothing more can be written to it, only the connection closed.
+      this.#deps.metrics?.httpRefused('RESPONSE_NOT_TAKEN');
+      req.socket.destroy();
+      return;
+    }
     if (res.headersSent) {
       // Answered already (a 401 before the body was read, say): only the connection is left to close.
       req.socket.destroy();

@@ -5,12 +5,15 @@
  * 2,000 that trickle their headers are closed at http.headersTimeoutSeconds (Node's check, real
  * time); a well-behaved client is served meanwhile and afterwards. And with http.maxConnections
  * reached, a new connection is closed as soon as it is accepted while the open ones keep working,
- * so a flood holds at most maxConnections descriptors.
+ * so a flood holds at most maxConnections descriptors. A client that reads no response is closed
+ * at http.requestTimeoutSeconds after the response was written.
  *
  * Why 2,000: the number the flood was reported with. Each costs two descriptors in this process
  * (client and server ends): 4,000 of the 20,000 the test machine allows, and connections are
  * opened 200 at a time so that the listen backlog never overflows.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SWEEP_MS } from '../../../src/ingress/http/deadlines.js';
 import { TOKENS, bearer, listeningHarness, type Harness, type HarnessOptions } from '../../support/http.js';
@@ -123,6 +126,32 @@ describe('slow clients', () => {
     expect(await wellBehaved(base)).toBe(200);
     await until(() => h.connections.open <= 1, 10_000, 'the server to hold no slow connection');
   }, 180_000);
+
+  it('a connection whose client reads no response is closed at http.requestTimeoutSeconds after the response was written; others are served', async () => {
+    // A response far larger than the socket buffers hold.
+    const { h, port, base } = await listening({ listener: { requestTimeoutMs: 30_000 }, metricsText: `# ${'x'.repeat(16 * 1024 * 1024)}\n` });
+    // The server's end of the connection (the client's, paused, does not see its own close).
+    let held: Socket | undefined;
+    h.app.server.on('request', (req: IncomingMessage) => { held ??= req.socket; });
+    const c = new RawConnection(port);
+    open.push(c);
+    await c.connected;
+    c.socket.pause();
+    c.write('GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n');
+    await until(() => held !== undefined, 5000, 'the request');
+    await sleep(500);
+    expect(held!.writableLength).toBeGreaterThan(0);
+
+    h.clock.advance(30_000 - SWEEP_MS);
+    await sleep(500);
+    expect(held!.destroyed).toBe(false);
+    expect(await wellBehaved(base)).toBe(200);
+
+    h.clock.advance(2 * SWEEP_MS);
+    await until(() => held!.destroyed, 10_000, 'the connection of the client that does not read to be closed');
+    expect(h.refused).toEqual(['RESPONSE_NOT_TAKEN']);
+    expect(await wellBehaved(base)).toBe(200);
+  }, 60_000);
 
   it('at http.maxConnections a new connection is closed at once, the open ones keep working, and a freed slot is taken again', async () => {
     const MAX = 50;

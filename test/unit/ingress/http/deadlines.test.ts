@@ -1,7 +1,9 @@
 /**
  * RequestDeadlines on a ManualClock: a request whose body is incomplete at its deadline is
- * reported once, not before; a whole one, or one whose connection went, never is; the sweep
- * runs only while something is watched (an idle server holds no timer).
+ * reported once, not before; so is one whose response, written whole, its client has not read by
+ * its deadline, counted from the writing; one answered and read, one still being answered, or one
+ * whose connection went, never is; the sweep runs only while something is watched (an idle server
+ * holds no timer).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
@@ -11,16 +13,23 @@ import { RequestDeadlines, SWEEP_MS, type DeadlineLimit } from '../../../../src/
 const SHORT: DeadlineLimit = { ms: 30_000, message: 'short' };
 const LONG: DeadlineLimit = { ms: 600_000, message: 'long' };
 
-/** The two fields of a request the sweep reads. */
-function request(): IncomingMessage & { complete: boolean; destroyed: boolean } {
-  return { complete: false, destroyed: false } as IncomingMessage & { complete: boolean; destroyed: boolean };
+type FakeRequest = IncomingMessage & { complete: boolean; destroyed: boolean; socket: { destroyed: boolean } };
+type FakeResponse = ServerResponse & { writableEnded: boolean; writableFinished: boolean };
+
+/** The fields of a request the sweep reads. */
+function request(): FakeRequest {
+  return { complete: false, destroyed: false, socket: { destroyed: false } } as FakeRequest;
 }
-const response = {} as ServerResponse;
+/** The fields of a response the sweep reads: not written yet. */
+function answer(): FakeResponse {
+  return { writableEnded: false, writableFinished: false } as FakeResponse;
+}
+const response = answer();
 
 function setup() {
   const clock = new ManualClock();
-  const expired: Array<{ req: IncomingMessage; limit: string; at: number }> = [];
-  const deadlines = new RequestDeadlines(clock, (req, _res, limit) => expired.push({ req, limit: limit.message, at: clock.now() }));
+  const expired: Array<{ req: IncomingMessage; limit: string; at: number; overdue: string }> = [];
+  const deadlines = new RequestDeadlines(clock, (req, _res, limit, overdue) => expired.push({ req, limit: limit.message, at: clock.now(), overdue }));
   return { clock, expired, deadlines };
 }
 
@@ -32,7 +41,7 @@ describe('RequestDeadlines', () => {
     clock.advance(SHORT.ms - 1);
     expect(expired).toEqual([]);
     clock.advance(2 * SWEEP_MS + 1);
-    expect(expired).toEqual([{ req, limit: 'short', at: expect.any(Number) }]);
+    expect(expired).toEqual([{ req, limit: 'short', at: expect.any(Number), overdue: 'body' }]);
     expect(expired[0]!.at).toBeGreaterThanOrEqual(SHORT.ms);
     expect(expired[0]!.at).toBeLessThanOrEqual(SHORT.ms + 2 * SWEEP_MS);
     clock.advance(10 * SWEEP_MS);
@@ -53,21 +62,66 @@ describe('RequestDeadlines', () => {
     expect(expired.map((e) => e.req)).toEqual([short, long]);
   });
 
-  it('forgets a request once its body is whole or its connection is gone; an idle server has no timer', () => {
+  it('forgets a request once its body is whole and its response read, or its connection is gone; an idle server has no timer', () => {
     const { clock, expired, deadlines } = setup();
     const whole = request();
+    const answered = answer();
     const gone = request();
-    deadlines.watch(whole, response, SHORT);
+    const closed = request();
+    deadlines.watch(whole, answered, SHORT);
     deadlines.watch(gone, response, SHORT);
-    expect(deadlines.watching).toBe(2);
+    deadlines.watch(closed, response, SHORT);
+    expect(deadlines.watching).toBe(3);
     expect(clock.pendingTimers).toBe(1);
     clock.advance(SWEEP_MS);
-    expect(deadlines.watching).toBe(2);
+    expect(deadlines.watching).toBe(3);
     whole.complete = true;
+    answered.writableEnded = true;
+    answered.writableFinished = true;
     gone.destroyed = true;
+    closed.socket.destroyed = true;
     clock.advance(SWEEP_MS);
     expect(deadlines.watching).toBe(0);
     expect(clock.pendingTimers).toBe(0);
+    clock.advance(SHORT.ms);
+    expect(expired).toEqual([]);
+  });
+
+  it('reports a response its client has not read at its deadline from the writing, once; never while smppd is still answering', () => {
+    const { clock, expired, deadlines } = setup();
+    const req = request();
+    const res = answer();
+    deadlines.watch(req, res, SHORT);
+    req.complete = true;
+    // smppd takes long to answer: no deadline runs meanwhile.
+    clock.advance(3 * SHORT.ms);
+    expect(expired).toEqual([]);
+    expect(deadlines.watching).toBe(1);
+    // Written whole, and not read: the client has its limit from here.
+    res.writableEnded = true;
+    const written = clock.now();
+    clock.advance(SHORT.ms - 1);
+    expect(expired).toEqual([]);
+    clock.advance(2 * SWEEP_MS + 1);
+    expect(expired).toEqual([{ req, limit: 'short', at: expect.any(Number), overdue: 'response' }]);
+    expect(expired[0]!.at - written).toBeGreaterThanOrEqual(SHORT.ms);
+    expect(expired[0]!.at - written).toBeLessThanOrEqual(SHORT.ms + 2 * SWEEP_MS);
+    clock.advance(10 * SWEEP_MS);
+    expect(expired).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('forgets a response its client reads before the deadline', () => {
+    const { clock, expired, deadlines } = setup();
+    const req = request();
+    const res = answer();
+    deadlines.watch(req, res, SHORT);
+    req.complete = true;
+    res.writableEnded = true;
+    clock.advance(SHORT.ms - SWEEP_MS);
+    res.writableFinished = true;
+    clock.advance(SWEEP_MS);
+    expect(deadlines.watching).toBe(0);
     clock.advance(SHORT.ms);
     expect(expired).toEqual([]);
   });
