@@ -12,6 +12,8 @@
  *   connection is closed (nothing can be answered to a client that does not read).
  * - At most `maxConnections` open connections: Node closes one past it as soon as it is accepted
  *   (its 'drop'), so a flood cannot take every file descriptor.
+ * - At most `MAX_PIPELINED` requests waiting behind the one being answered on a connection: one
+ *   more closes it, so a client cannot make smppd hold the responses of thousands of requests.
  * - What the HTTP parser refuses (a malformed request line or chunked body: 400; headers too
  *   large: 431; a timeout: 408), an unsupported Expect (417), an HTTP/1.1 request without Host
  *   (400) and any request once the server is closing (503) get the five-field body and close the
@@ -58,9 +60,10 @@ export interface HttpListenerSettings {
 export interface HttpListenerMetrics {
   /**
    * A request or connection refused before a route ran: the errorCode answered, MAX_CONNECTIONS;
-   * or RESPONSE_NOT_TAKEN, a connection closed because its client did not read a response.
+   * RESPONSE_NOT_TAKEN, a connection closed because its client did not read a response;
+   * PIPELINED_TOO_DEEP, one closed for more requests pipelined than MAX_PIPELINED.
    */
-  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS' | 'RESPONSE_NOT_TAKEN'): void;
+  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS' | 'RESPONSE_NOT_TAKEN' | 'PIPELINED_TOO_DEEP'): void;
   /** +1 when a connection opens, -1 when it closes. */
   httpConnections(delta: number): void;
 }
@@ -91,6 +94,17 @@ export const DEFAULT_LISTENER: HttpListenerSettings = listenerSettings(HTTP_LIST
 /** The route bulk.ts registers: its upload gets the longer deadline. */
 const BULK_PATH = '/sms/sendbulk';
 
+/**
+ * Requests a connection may have waiting behind the response under way (HTTP/1.1 pipelining, RFC
+ * 9112 §9.3.2). Node parses every request in what it has read before it stops reading, and
+ * holds each one's response until the client has read those before it, so without a bound a
+ * client that pipelines thousands of requests and reads nothing makes smppd hold all their
+ * responses. Few clients pipeline at all (browsers and curl never; undici only when told to),
+ * and none this deep; one more closes the connection (it cannot be answered: the client is not
+ * reading what is ahead of it).
+ */
+const MAX_PIPELINED = 16;
+
 /** A warning about connections closed at maxConnections: at most one per this many milliseconds. */
 const DROP_WARN_MS = 60_000;
 
@@ -106,6 +120,8 @@ export class HttpListener {
   #closing = false;
   #dropped = 0;
   #dropWarnedAt: number | undefined;
+  /** Per connection, the requests waiting behind the response under way (pipelined); none: absent. */
+  readonly #pipelined = new WeakMap<Socket, number>();
 
   constructor(settings: HttpListenerSettings, deps: HttpListenerDeps) {
     this.#settings = settings;
@@ -180,8 +196,13 @@ export class HttpListener {
     socket.destroy();
   };
 
-  /** Whether fastify may route the request; otherwise it has been answered. */
+  /** Whether fastify may route the request; otherwise it has been answered, or its connection closed. */
   #accept(req: IncomingMessage, res: ServerResponse): boolean {
+    const socket = req.socket;
+    // Closed for pipelining too deep: Node still hands on the requests left in what it had read.
+    if (socket.destroyed) return false;
+    // Waiting behind the response under way on its connection: pipelined.
+    if (responseOn(socket) !== res && !this.#queueBehind(socket, res)) return false;
     if (this.#closing) {
       this.#refuse(res, 'SHUTTING_DOWN', 'smppd is stopping and takes no new request: retry on a new connection', req);
       return false;
@@ -194,6 +215,19 @@ export class HttpListener {
     const url = req.url ?? '';
     const bulk = url.startsWith(BULK_PATH) && (url.length === BULK_PATH.length || url[BULK_PATH.length] === '?');
     this.#deadlines.watch(req, res, bulk ? this.#bulk : this.#short);
+    return true;
+  }
+
+  /** Counts a pipelined request on `socket` until its response is sent; past MAX_PIPELINED, closes the connection. */
+  #queueBehind(socket: Socket, res: ServerResponse): boolean {
+    const queued = (this.#pipelined.get(socket) ?? 0) + 1;
+    if (queued > MAX_PIPELINED) {
+      this.#deps.metrics?.httpRefused('PIPELINED_TOO_DEEP');
+      socket.destroy();
+      return false;
+    }
+    this.#pipelined.set(socket, queued);
+    res.once('finish', () => this.#pipelined.set(socket, (this.#pipelined.get(socket) ?? 1) - 1));
     return true;
   }
 

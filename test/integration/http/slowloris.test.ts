@@ -6,7 +6,8 @@
  * time); a well-behaved client is served meanwhile and afterwards. And with http.maxConnections
  * reached, a new connection is closed as soon as it is accepted while the open ones keep working,
  * so a flood holds at most maxConnections descriptors. A client that reads no response is closed
- * at http.requestTimeoutSeconds after the response was written.
+ * at http.requestTimeoutSeconds after the response was written, and one that pipelines more than
+ * 16 requests behind the one being answered is closed at once.
  *
  * Why 2,000: the number the flood was reported with. Each costs two descriptors in this process
  * (client and server ends): 4,000 of the 20,000 the test machine allows, and connections are
@@ -151,6 +152,31 @@ describe('slow clients', () => {
     await until(() => held!.destroyed, 10_000, 'the connection of the client that does not read to be closed');
     expect(h.refused).toEqual(['RESPONSE_NOT_TAKEN']);
     expect(await wellBehaved(base)).toBe(200);
+  }, 60_000);
+
+  it('a connection with more than 16 requests pipelined behind the one being answered is closed; 16 are served', async () => {
+    const { h, port } = await listening({});
+    const sockets: Socket[] = [];
+    h.app.server.on('request', (req: IncomingMessage) => { if (!sockets.includes(req.socket)) sockets.push(req.socket); });
+
+    // 2,000 GET /openapi.json (tens of KB each) in one write, none read: closed as the 18th arrives.
+    const flood = new RawConnection(port);
+    open.push(flood);
+    await flood.connected;
+    flood.socket.pause();
+    flood.write('GET /openapi.json HTTP/1.1\r\nHost: a\r\n\r\n'.repeat(2000));
+    await until(() => sockets[0]?.destroyed === true, 10_000, 'the pipelining connection to be closed');
+    expect(h.refused).toEqual(['PIPELINED_TOO_DEEP']);
+
+    // One answered and 16 waiting: all served, in order, on a connection left open.
+    const ok = new RawConnection(port);
+    open.push(ok);
+    await ok.connected;
+    ok.write(Array.from({ length: 17 }, (_, i) => `GET /healthz?n=${i} HTTP/1.1\r\nHost: a\r\n\r\n`).join(''));
+    await until(() => (ok.received.match(/HTTP\/1\.1 200 OK/g) ?? []).length === 17, 10_000, 'the 17 answers');
+    await sleep(200);
+    expect(ok.isClosed).toBe(false);
+    expect(h.refused).toEqual(['PIPELINED_TOO_DEEP']);
   }, 60_000);
 
   it('at http.maxConnections a new connection is closed at once, the open ones keep working, and a freed slot is taken again', async () => {
