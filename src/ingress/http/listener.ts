@@ -16,8 +16,9 @@
  *   more closes it, so a client cannot make smppd hold the responses of thousands of requests.
  * - What the HTTP parser refuses (a malformed request line or chunked body: 400; headers too
  *   large: 431; a timeout: 408), an unsupported Expect (417), an HTTP/1.1 request without Host
- *   (400) and any request once the server is closing (503) get the five-field body and close the
- *   connection. `requestUri` is the request's path once its headers were read whole, else ''.
+ *   (400), a CONNECT (404) and any request once the server is closing (503) get the five-field
+ *   body and close the connection. `requestUri` is the request's path once its headers were read
+ *   whole, else ''.
  */
 import { createServer as createHttpServer, maxHeaderSize, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -165,6 +166,13 @@ export class HttpListener {
     server.maxConnections = s.maxConnections;
     server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
       this.#refuse(res, 'EXPECTATION_FAILED', 'the Expect header asks for what this server does not do: only 100-continue is supported', req);
+    });
+    // Without a listener Node closes a CONNECT's socket without a byte. Its target is a host and
+    // port, not a path of ours: requestUri stays ''.
+    server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      this.#deps.metrics?.httpRefused('NOT_FOUND');
+      if (socket.writable) socket.write(errorResponseBytes('NOT_FOUND', 'no route CONNECT: smppd is not a proxy', ''));
+      socket.destroy();
     });
     server.on('drop', this.#drop);
     const metrics = this.#deps.metrics;

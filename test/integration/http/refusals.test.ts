@@ -4,7 +4,7 @@
  * body), and the connection is closed. The parser's refusals (a malformed request line or
  * chunked body, headers too large), the timeouts (headers: Node's check on real time; body:
  * the listener's deadline on the harness's ManualClock), an unsupported Expect, a missing Host,
- * and the 503 while the server is closing.
+ * a CONNECT, and the 503 while the server is closing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SWEEP_MS } from '../../../src/ingress/http/deadlines.js';
@@ -168,6 +168,16 @@ describe('refusals before a route', () => {
     const old = await exchange(port, 'GET /healthz HTTP/1.0\r\n\r\n');
     expect(old.status).toBe(200);
     old.connection.destroy();
+  });
+
+  it('a CONNECT is 404 NOT_FOUND with an empty requestUri (its target is no path), and the connection closes', async () => {
+    const { port } = await listening();
+    const res = await exchange(port, 'CONNECT hooks.example.com:443 HTTP/1.1\r\nHost: hooks.example.com:443\r\n\r\n');
+    expect(res.statusLine).toBe('HTTP/1.1 404 Not Found');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(res.body)).toEqual(body(404, 'Not Found', 'NOT_FOUND', 'no route CONNECT: smppd is not a proxy', ''));
+    await res.connection.closed;
+    expect(h?.refused).toEqual(['NOT_FOUND']);
   });
 
   it('while the server closes, a request on a connection still open is 503 SHUTTING_DOWN', async () => {
