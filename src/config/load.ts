@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
@@ -218,21 +219,44 @@ function duplicateTokens(input: unknown, files: Map<string, Buffer>): string[] {
 }
 
 /**
- * `http.tls` as a server would use it: a key that does not match its certificate, or a file that
- * is not PEM, is found by check-config rather than when the listener starts. OpenSSL's reasons
- * name no content.
+ * `http.tls` as a server would use it: a key that does not match its certificate, a file that
+ * is not PEM, or a ca that holds no certificate, is found by check-config rather than when the
+ * listener starts or clients fail. OpenSSL's reasons name no content.
  */
 function httpTlsProblems(tls: ParsedConfig['http']['tls'], files: Map<string, Buffer>): string[] {
   const cert = files.get('http.tls.cert');
   const key = files.get('http.tls.key');
   if (tls === undefined || cert === undefined || key === undefined) return [];
   const ca = files.get('http.tls.ca');
+  const unusableCa = ca === undefined ? undefined : caProblem(ca);
+  if (unusableCa !== undefined) return [`http.tls.ca: ${unusableCa}`];
   try {
     createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
     return [];
   } catch (e) {
     return [`http.tls: the certificate, key${ca ? ' and ca' : ''} do not make a TLS server: ${e instanceof Error ? e.message : String(e)}`];
   }
+}
+
+/** A PEM certificate (RFC 7468 §5), as CA files hold them, one after another. */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * Why `ca` cannot verify client certificates, or undefined. OpenSSL loads a CA file without a
+ * word when it holds no certificate at all (a private key, an empty file, DER), and then every
+ * client's handshake fails.
+ */
+function caProblem(ca: Buffer): string | undefined {
+  const certificates = ca.toString('latin1').match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) return 'holds no PEM certificate (-----BEGIN CERTIFICATE-----), so no client certificate could be verified';
+  for (const [i, pem] of certificates.entries()) {
+    try {
+      new X509Certificate(pem);
+    } catch (e) {
+      return `certificate ${i + 1} of the file cannot be read: ${e instanceof Error ? e.message : String(e)}`;
+    }
+  }
+  return undefined;
 }
 
 function trimNewline(data: Buffer): Buffer {

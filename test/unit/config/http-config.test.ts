@@ -3,7 +3,7 @@
  * refused with their key path; TLS files are read relative to the config file, and a certificate
  * and key that do not make a TLS server are found when the config loads, not when it listens.
  */
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,9 @@ import { configRefusal } from '../../support/config.js';
 const TLS_DIR = join(import.meta.dirname, '../../fixtures/tls');
 const dir = mkdtempSync(join(tmpdir(), 'smppd-http-config-'));
 for (const f of ['ca.crt', 'server.crt', 'server.key', 'client.key']) copyFileSync(join(TLS_DIR, f), join(dir, f));
+writeFileSync(join(dir, 'empty.pem'), '\n');
+// A good certificate, then one whose base64 is damaged.
+writeFileSync(join(dir, 'broken.pem'), `${readFileSync(join(TLS_DIR, 'ca.crt'), 'utf8')}-----BEGIN CERTIFICATE-----\nnot*base64\n-----END CERTIFICATE-----\n`);
 
 const base = `upstreams:
   - { name: provider, host: 127.0.0.1, systemId: smppclient1, password: pw }
@@ -64,8 +67,18 @@ describe('http.tls', () => {
     ['{ cert: server.crt, key: server.key, servername: x }', 'http.tls.servername: unknown key'],
     ['{ cert: missing.crt, key: server.key }', `http.tls.cert: cannot read ${join(dir, 'missing.crt')}: ENOENT`],
     ['{ cert: server.crt, key: client.key }', 'http.tls: the certificate, key do not make a TLS server: '],
-    ['{ cert: ca.crt, key: server.key, ca: server.key, requestClientCert: true }', 'http.tls: the certificate, key and ca do not make a TLS server: '],
+    ['{ cert: ca.crt, key: server.key, ca: ca.crt, requestClientCert: true }', 'http.tls: the certificate, key and ca do not make a TLS server: '],
+    // OpenSSL takes these as a CA file without a word; every client's handshake would fail.
+    ['{ cert: server.crt, key: server.key, ca: server.key, requestClientCert: true }', 'http.tls.ca: holds no PEM certificate (-----BEGIN CERTIFICATE-----)'],
+    ['{ cert: server.crt, key: server.key, ca: empty.pem, requestClientCert: true }', 'http.tls.ca: holds no PEM certificate'],
+    ['{ cert: server.crt, key: server.key, ca: broken.pem, requestClientCert: true }', 'http.tls.ca: certificate 2 of the file cannot be read: '],
   ])('%s is refused', async (tls, message) => {
     expect(await problem(http(`{ tls: ${tls} }`))).toContain(message);
+  });
+
+  it('a ca file the refusal names is never quoted', async () => {
+    const refusal = await problem(http('{ tls: { cert: server.crt, key: server.key, ca: server.key, requestClientCert: true } }'));
+    expect(refusal).not.toContain('PRIVATE KEY');
+    expect(refusal).not.toContain(readFileSync(join(TLS_DIR, 'server.key'), 'utf8').split('\n')[1]);
   });
 });
