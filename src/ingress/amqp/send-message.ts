@@ -5,13 +5,12 @@
  * (the caller's own, echoed in replies and refusals). A refusal is the five-field error body
  * with `requestUri: amqp://<queue>`.
  */
-import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ErrorCode, isSmppdError } from '../../core/errors.js';
 import type { SendRequest } from '../../dispatch/accept.js';
 import { QUEUE_CAPS } from '../../dispatch/queue-room.js';
 import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
-import { ApiError, API_ERRORS, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
+import { ApiError, errorBodyAt, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
 import { sendRequestFrom } from '../http/send.js';
 import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../http/validation.js';
 import { queueClient, type QueueAccess, type Vouched } from './queue-identity.js';
@@ -95,7 +94,7 @@ export function classifyFailure(e: unknown, requestUri: string): SendFailure {
     const ownCap = isSmppdError(e, ErrorCode.QUEUE_FULL) && e.details?.limit === QUEUE_CAPS.client;
     return { kind: 'retry', code: 'QUEUE_FULL', retryAfterMs: Number.isFinite(seconds) ? seconds * 1000 : 1000, ...(ownCap ? { ownCap } : {}) };
   }
-  return { kind: 'refuse', refusal: errorBody(error.code, error.message, requestUri, error.status) };
+  return { kind: 'refuse', refusal: refusalBody(error.code, error.message, requestUri, error.status) };
 }
 
 /**
@@ -106,12 +105,12 @@ export function classifyFailure(e: unknown, requestUri: string): SendFailure {
  */
 export const REFUSAL_MESSAGE_MAX = 2_000;
 
-/** The five-field body (messaging-service-api.md §7), as the HTTP API renders it. */
-export function errorBody(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
+/** The five-field body (messaging-service-api.md §7), as the HTTP API renders it, its message cut to REFUSAL_MESSAGE_MAX. */
+function refusalBody(code: ApiErrorCode, message: string, requestUri: string, status?: number): ErrorBody {
   const text = message.length > REFUSAL_MESSAGE_MAX ? `${message.slice(0, REFUSAL_MESSAGE_MAX - 1)}…` : message;
-  return { status, error: STATUS_CODES[status] ?? 'Error', message: text, errorCode: code, requestUri };
+  return errorBodyAt(code, text, requestUri, status);
 }
 
 function refused(code: ApiErrorCode, message: string, requestUri: string, reference: string | null): ReadResult {
-  return { ok: false, refusal: errorBody(code, message, requestUri), reference };
+  return { ok: false, refusal: refusalBody(code, message, requestUri), reference };
 }

@@ -126,10 +126,11 @@ export function pathOf(url: string): string {
 }
 
 export function errorBody(request: FastifyRequest, code: ApiErrorCode, message: string, status: number = API_ERRORS[code]): ErrorBody {
-  return bodyOf(code, message, requestPath(request), status);
+  return errorBodyAt(code, message, requestPath(request), status);
 }
 
-function bodyOf(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
+/** The five-field body for a request known by its `requestUri` only (the listener's refusals, a queue's `amqp://<queue>`). */
+export function errorBodyAt(code: ApiErrorCode, message: string, requestUri: string, status: number = API_ERRORS[code]): ErrorBody {
   return { status, error: REASONS[status] ?? 'Error', message, errorCode: code, requestUri };
 }
 
@@ -139,7 +140,7 @@ function bodyOf(code: ApiErrorCode, message: string, requestUri: string, status:
  * connection is closed after it: what is left of the request is not read.
  */
 export function writeErrorResponse(res: ServerResponse, code: ApiErrorCode, message: string, requestUri: string): void {
-  const body = JSON.stringify(bodyOf(code, message, requestUri));
+  const body = JSON.stringify(errorBodyAt(code, message, requestUri));
   res.writeHead(API_ERRORS[code], { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
   res.end(body);
 }
@@ -150,7 +151,7 @@ export function writeErrorResponse(res: ServerResponse, code: ApiErrorCode, mess
  */
 export function errorResponseBytes(code: ApiErrorCode, message: string, requestUri: string): string {
   const status = API_ERRORS[code];
-  const body = JSON.stringify(bodyOf(code, message, requestUri));
+  const body = JSON.stringify(errorBodyAt(code, message, requestUri));
   return `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
