@@ -17,13 +17,13 @@ import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } 
 import { WebhookClient } from '../events/webhook-client.js';
 import { ClientRateLimiter } from '../ingress/client-rate-limiter.js';
 import {
-  Authenticator, buildHttpServer, listenerSettings, registerMetricsRoute, type HttpListenerMetrics, type HttpMetricsSource,
+  Authenticator, buildHttpServer, buildMetricsServer, listenerSettings, type HttpListenerMetrics, type HttpMetricsSource,
 } from '../ingress/http/server.js';
 import { Health } from '../observability/health.js';
 import { eventPublisherFor } from '../ingress/amqp/event-publisher.js';
 import { withAmqpEvents } from '../ingress/amqp/event-clients.js';
 import { AmqpIngress, type AmqpIngressMetrics } from '../ingress/amqp/queue-ingress.js';
-import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
@@ -217,11 +217,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
   log.info({ event: 'http_listening', host: config.http.host, port: httpPort, tls: config.http.tls !== undefined }, 'HTTP API listening');
-  let metricsServer: ReturnType<typeof Fastify> | undefined;
+  let metricsServer: FastifyInstance | undefined;
   let metricsHttp: { host: string; port: number } | undefined;
   if (deps.metrics && metricsListen) {
-    metricsServer = Fastify({ logger: false, exposeHeadRoutes: false });
-    registerMetricsRoute(metricsServer, deps.metrics);
+    metricsServer = buildMetricsServer(deps.metrics, listenerSettings(config.http), clock, log.child({ component: 'metrics' }));
     await metricsServer.listen({ host: metricsListen.host, port: metricsListen.port });
     const a = metricsServer.server.address();
     metricsHttp = { host: metricsListen.host, port: typeof a === 'object' && a !== null ? a.port : metricsListen.port };

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Log } from '../core/log.js';
 import type { SmppdConfig } from '../config/schema.js';
+import { METRICS_MAX_CONNECTIONS } from '../ingress/http/server.js';
 
 /**
  * Descriptors of a daemon before its connections: stdio and the log, the event loops of the
@@ -19,8 +20,8 @@ const BASE = 64;
 const POSTGRES = 11;
 /** The queue ingress's and the event publisher's connections. */
 const AMQP = 2;
-/** A separate metrics listener and a few scrapers at once. */
-const METRICS = 4;
+/** A separate metrics listener and the connections it takes at most. */
+const METRICS = 1 + METRICS_MAX_CONNECTIONS;
 
 /** The soft "Max open files" of this process; undefined where it cannot be read (not Linux) or is unlimited. */
 export function openFileLimit(limits: () => string = () => readFileSync('/proc/self/limits', 'utf8')): number | undefined {

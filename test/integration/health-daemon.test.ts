@@ -1,7 +1,8 @@
 /**
  * The daemon's health as an operator's probes see it: /readyz follows the binds (503 with the
  * reason while no bind of an upstream is bound, 200 again once one is), goes 503 as soon as a
- * stop begins, and /metrics on the HTTP port carries the queue, outbox, bind and HTTP series.
+ * stop begins, and /metrics on the HTTP port carries the queue, outbox, bind and HTTP series;
+ * on its own port (metrics.listen) it has the API listener's defences.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { Metrics } from '../../src/observability/metrics.js';
 import type { Pool } from '../../src/smpp/pool.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
 import { until } from '../support/engine.js';
+import { RawConnection, exchange } from '../support/raw-http.js';
 
 const TOKEN = 'health-test-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -109,5 +111,42 @@ describe('health of a running daemon', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('smppd_webhook_attempts_total');
     expect((await fetch(`http://127.0.0.1:${d.http.port}/metrics`)).status).toBe(404);
+  }, 30_000);
+
+  it('the metrics listener holds at most 16 connections and refuses in the five-field body, as the API listener does', async () => {
+    const { sim, port: smscPort } = await simulatorOn(0);
+    cleanups.push(() => sim.stop());
+    const config = await configWith(['metrics: { listen: "127.0.0.1:0" }'], smscPort);
+    const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, metrics: new Metrics(() => [], { processMetrics: false }) });
+    cleanups.push(() => d.stop());
+    const port = d.metricsHttp!.port;
+    const connections: RawConnection[] = [];
+    cleanups.push(() => connections.forEach((c) => c.destroy()));
+    const connect = async (): Promise<RawConnection> => {
+      const c = new RawConnection(port);
+      connections.push(c);
+      await c.connected;
+      return c;
+    };
+
+    // 16 keep-alive connections, each served once and now idle.
+    const held = await Promise.all(Array.from({ length: 16 }, connect));
+    held.forEach((c) => c.write('GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n'));
+    await until(() => held.every((c) => c.received.includes('HTTP/1.1 200 OK')), 10_000, 'the held connections\' answers');
+    // One more is closed without a byte: a flood cannot take the daemon's descriptors through this port.
+    const extra = await connect();
+    extra.write('GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n');
+    await until(() => extra.isClosed, 10_000, 'the 17th connection to be closed');
+    expect(extra.received).toBe('');
+
+    // A slot freed is taken again (once the server has seen the close).
+    held[0]!.destroy();
+    let other: Awaited<ReturnType<typeof exchange>> | undefined;
+    await until(async () => {
+      other = await exchange(port, 'GET /nothing HTTP/1.1\r\nHost: a\r\n\r\n').catch(() => undefined);
+      return other !== undefined;
+    }, 10_000, 'a freed slot');
+    connections.push(other!.connection);
+    expect(JSON.parse(other!.body)).toEqual({ status: 404, error: 'Not Found', message: 'no route GET /nothing', errorCode: 'NOT_FOUND', requestUri: '/nothing' });
   }, 30_000);
 });

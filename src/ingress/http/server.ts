@@ -6,18 +6,21 @@
  * `smppd start` calls `listen({ host, port })` with `http.listen` and `close()` when it stops;
  * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not.
  * The server it listens with is the HttpListener's (listener.ts): timeouts, maxConnections, TLS,
- * and the five-field body for what is refused before a route runs.
+ * and the five-field body for what is refused before a route runs. `buildMetricsServer` is
+ * GET /metrics alone on such a listener, for `metrics.listen`.
  */
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Clock } from '../../core/clock.js';
+import type { Log } from '../../core/log.js';
 import { ClientRateLimiter } from '../client-rate-limiter.js';
 import { Authenticator } from './auth.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
 import { registerEventRoutes } from './events.js';
-import { registerHealthRoutes } from './health.js';
-import { DEFAULT_LISTENER, HttpListener } from './listener.js';
+import { registerHealthRoutes, registerMetricsRoute, type HttpMetricsSource } from './health.js';
+import { DEFAULT_LISTENER, HttpListener, type HttpListenerSettings } from './listener.js';
 import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { rateLimitHook } from './rate-limit.js';
@@ -45,14 +48,14 @@ export function listRoutes(app: FastifyInstance): readonly RouteEntry[] {
   return routesOf.get(app) ?? [];
 }
 
-export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
-  const log = deps.log.child({ component: 'http' });
-  const listener = new HttpListener(deps.listener ?? DEFAULT_LISTENER, {
-    clock: deps.clock, log, ...(deps.listenerMetrics ? { metrics: deps.listenerMetrics } : {}),
-  });
+/**
+ * A fastify instance that listens through `listener` (its limits, and the five-field body for
+ * what it refuses), with the five-field body for what fastify or a route refuses too.
+ */
+function fastifyOn(listener: HttpListener, log: Log, bodyLimit?: number): FastifyInstance {
   const app = Fastify({
     logger: false,
-    bodyLimit: deps.limits.maxBodyBytes,
+    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     // GET only: a HEAD twin of each GET would be one more route to describe and keep true.
     exposeHeadRoutes: false,
     serverFactory: listener.serverFactory,
@@ -66,6 +69,34 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     listener.beginClose();
     done();
   });
+  app.setErrorHandler(errorHandler(log));
+  app.setNotFoundHandler(notFoundHandler);
+  return app;
+}
+
+/** Open connections at most on the metrics listener of its own (metrics.listen): scrapers, and an operator's curl. */
+export const METRICS_MAX_CONNECTIONS = 16;
+
+/**
+ * GET /metrics alone, for `metrics.listen`: plain HTTP, on a listener with the API listener's
+ * timeouts and defences (no deep pipelining, no reader holding a response for good), and at most
+ * METRICS_MAX_CONNECTIONS connections, so that a flood on this port cannot take the descriptors
+ * the API's http.maxConnections keeps for binds and webhooks. Not listening yet.
+ */
+export function buildMetricsServer(metrics: HttpMetricsSource, settings: HttpListenerSettings, clock: Clock, log: Log): FastifyInstance {
+  const { tls: _tls, ...plain } = settings;
+  const listener = new HttpListener({ ...plain, maxConnections: METRICS_MAX_CONNECTIONS }, { clock, log });
+  const app = fastifyOn(listener, log);
+  registerMetricsRoute(app, metrics);
+  return app;
+}
+
+export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const log = deps.log.child({ component: 'http' });
+  const listener = new HttpListener(deps.listener ?? DEFAULT_LISTENER, {
+    clock: deps.clock, log, ...(deps.listenerMetrics ? { metrics: deps.listenerMetrics } : {}),
+  });
+  const app = fastifyOn(listener, log, deps.limits.maxBodyBytes);
 
   const routes: RouteEntry[] = [];
   routesOf.set(app, routes);
@@ -92,8 +123,6 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
-  app.setErrorHandler(errorHandler(log));
-  app.setNotFoundHandler(notFoundHandler);
   // A callback hook, not an async one: no promise per request.
   const counted = deps.onRequestDone;
   app.addHook('onResponse', (request, reply, done) => {
