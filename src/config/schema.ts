@@ -83,6 +83,7 @@ export const HTTP_LISTENER_DEFAULTS = {
   bulkRequestTimeoutSeconds: 600,
   keepAliveTimeoutSeconds: 5,
   maxConnections: 1000,
+  maxConnectionsPerAddress: 0,
 } as const;
 
 /**
@@ -152,10 +153,19 @@ const httpSchema = z.strictObject({
    * soon as it is accepted. Default 1000. 1–1000000. Keep it under the process's open-file limit.
    */
   maxConnections: wholeNumber(1, 1_000_000).default(HTTP_LISTENER_DEFAULTS.maxConnections),
+  /**
+   * Open connections from one remote IP address at most, idle ones included; one past it is closed
+   * as soon as it is accepted, so one client's flood cannot take all of maxConnections. 0: no such
+   * cap. Default 0: behind a load balancer or reverse proxy every connection comes from its
+   * address, and a cap would count them all as one client. 0–1000000; ≤ maxConnections when set.
+   */
+  maxConnectionsPerAddress: wholeNumber(0, 1_000_000).default(HTTP_LISTENER_DEFAULTS.maxConnectionsPerAddress),
   /** Default: none (plain HTTP). */
   tls: httpTlsSchema.optional(),
 }, { error: 'must be a mapping' }).refine((h) => h.bulkRequestTimeoutSeconds >= h.requestTimeoutSeconds, {
   error: 'must be ≥ requestTimeoutSeconds', path: ['bulkRequestTimeoutSeconds'],
+}).refine((h) => h.maxConnectionsPerAddress <= h.maxConnections, {
+  error: 'must be ≤ maxConnections (or 0: no cap per address)', path: ['maxConnectionsPerAddress'],
 }).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxBulkNumbers: 1_000_000, maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS });
 
 /** The durable store: SQLite. */
@@ -331,6 +341,8 @@ export interface HttpConfig {
   keepAliveTimeoutSeconds: number;
   /** 1–1000000. */
   maxConnections: number;
+  /** 0 (no cap per address) or 1–maxConnections. */
+  maxConnectionsPerAddress: number;
   /** Absent: plain HTTP. */
   tls?: HttpTlsConfig;
 }

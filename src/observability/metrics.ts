@@ -102,6 +102,7 @@ export class Metrics {
       name: 'smppd_http_refused_total',
       help: 'HTTP requests and connections refused before a route ran, by reason: the errorCode answered (BAD_REQUEST, HEADERS_TOO_LARGE, REQUEST_TIMEOUT, '
         + 'EXPECTATION_FAILED, PAYLOAD_TOO_LARGE, SHUTTING_DOWN), MAX_CONNECTIONS for a connection closed at http.maxConnections, '
+        + 'MAX_CONNECTIONS_PER_ADDRESS for one closed at http.maxConnectionsPerAddress, '
         + 'RESPONSE_NOT_TAKEN for one closed because its client did not read a response in time, '
         + 'or PIPELINED_TOO_DEEP for one closed for more than 16 requests pipelined behind the one being answered',
       labelNames: ['reason'], registers: [r],

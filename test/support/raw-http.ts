@@ -25,8 +25,10 @@ export class RawConnection {
   readonly closed: Promise<Error | undefined>;
   isClosed = false;
 
-  constructor(port: number, tls?: ConnectionOptions) {
-    this.socket = tls ? tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ...tls }) : netConnect({ host: '127.0.0.1', port });
+  /** `from`: the local address to connect from (127.0.0.2 is loopback too, on Linux); default the system's choice. */
+  constructor(port: number, tls?: ConnectionOptions, from?: string) {
+    const local = from === undefined ? {} : { localAddress: from };
+    this.socket = tls ? tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ...local, ...tls }) : netConnect({ host: '127.0.0.1', port, ...local });
     this.socket.setEncoding('latin1');
     this.socket.on('data', (chunk: string) => { this.#received += chunk; });
     this.connected = new Promise((resolve, reject) => {

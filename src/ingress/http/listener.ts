@@ -11,7 +11,9 @@
  *   A response the client does not read has as long again from when it was written; then the
  *   connection is closed (nothing can be answered to a client that does not read).
  * - At most `maxConnections` open connections: Node closes one past it as soon as it is accepted
- *   (its 'drop'), so a flood cannot take every file descriptor.
+ *   (its 'drop'), so a flood cannot take every file descriptor. And, when set, at most
+ *   `maxConnectionsPerAddress` from one remote address: one past it is closed as soon as it is
+ *   accepted, so one client's flood cannot take all of maxConnections from the others.
  * - At most `MAX_PIPELINED` requests waiting behind the one being answered on a connection: one
  *   more closes it, so a client cannot make smppd hold the responses of thousands of requests.
  * - What the HTTP parser refuses (a malformed request line or chunked body: 400; headers too
@@ -26,6 +28,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { HTTP_LISTENER_DEFAULTS, type HttpConfig } from '../../config/schema.js';
+import { ConnectionsPerAddress } from './connections-per-address.js';
 import { RequestDeadlines, SWEEP_MS, type DeadlineLimit, type Overdue } from './deadlines.js';
 import { errorResponseBytes, pathOf, writeErrorResponse, type ApiErrorCode } from './errors.js';
 
@@ -53,6 +56,11 @@ export interface HttpListenerSettings {
   keepAliveTimeoutMs: number;
   /** Open connections at most. Default 1,000. ≥ 1. */
   maxConnections: number;
+  /**
+   * Open connections from one remote IP address at most; 0: no such cap. Default 0 (behind a load
+   * balancer or reverse proxy every connection comes from its address). 0–maxConnections.
+   */
+  maxConnectionsPerAddress: number;
   /** Absent: plain HTTP. */
   tls?: HttpTlsSettings;
 }
@@ -60,11 +68,11 @@ export interface HttpListenerSettings {
 /** What the listener counts (the observability layer's `Metrics` has both). */
 export interface HttpListenerMetrics {
   /**
-   * A request or connection refused before a route ran: the errorCode answered, MAX_CONNECTIONS;
-   * RESPONSE_NOT_TAKEN, a connection closed because its client did not read a response;
+   * A request or connection refused before a route ran: the errorCode answered, MAX_CONNECTIONS or
+   * MAX_CONNECTIONS_PER_ADDRESS for a connection closed as it was accepted; RESPONSE_NOT_TAKEN, a connection closed because its client did not read a response;
    * PIPELINED_TOO_DEEP, one closed for more requests pipelined than MAX_PIPELINED.
    */
-  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS' | 'RESPONSE_NOT_TAKEN' | 'PIPELINED_TOO_DEEP'): void;
+  httpRefused(reason: ApiErrorCode | 'MAX_CONNECTIONS' | 'MAX_CONNECTIONS_PER_ADDRESS' | 'RESPONSE_NOT_TAKEN' | 'PIPELINED_TOO_DEEP'): void;
   /** +1 when a connection opens, -1 when it closes. */
   httpConnections(delta: number): void;
 }
@@ -85,6 +93,7 @@ export function listenerSettings(http: Omit<HttpConfig, 'listen' | 'host' | 'por
     bulkRequestTimeoutMs: http.bulkRequestTimeoutSeconds * S,
     keepAliveTimeoutMs: http.keepAliveTimeoutSeconds * S,
     maxConnections: http.maxConnections,
+    maxConnectionsPerAddress: http.maxConnectionsPerAddress,
     ...(http.tls ? { tls: http.tls } : {}),
   };
 }
@@ -106,7 +115,7 @@ const BULK_PATH = '/sms/sendbulk';
  */
 const MAX_PIPELINED = 16;
 
-/** A warning about connections closed at maxConnections: at most one per this many milliseconds. */
+/** A warning about connections closed at a cap: at most one per this many milliseconds, per cap. */
 const DROP_WARN_MS = 60_000;
 
 /** An error of the HTTP parser or of Node's connection checks, as 'clientError' gives it. */
@@ -118,9 +127,10 @@ export class HttpListener {
   readonly #deadlines: RequestDeadlines;
   readonly #short: DeadlineLimit;
   readonly #bulk: DeadlineLimit;
+  readonly #perAddress: ConnectionsPerAddress | undefined;
+  readonly #dropWarning: DropWarning;
+  readonly #addressDropWarning: DropWarning;
   #closing = false;
-  #dropped = 0;
-  #dropWarnedAt: number | undefined;
   /** Per connection, the requests waiting behind the response under way (pipelined); none: absent. */
   readonly #pipelined = new WeakMap<Socket, number>();
 
@@ -130,6 +140,11 @@ export class HttpListener {
     this.#short = { ms: settings.requestTimeoutMs, message: `the request body did not arrive within ${settings.requestTimeoutMs / S} s of its headers (http.requestTimeoutSeconds)` };
     this.#bulk = { ms: settings.bulkRequestTimeoutMs, message: `the upload did not arrive within ${settings.bulkRequestTimeoutMs / S} s of its headers (http.bulkRequestTimeoutSeconds)` };
     this.#deadlines = new RequestDeadlines(deps.clock, this.#expired);
+    this.#perAddress = settings.maxConnectionsPerAddress > 0 ? new ConnectionsPerAddress(settings.maxConnectionsPerAddress) : undefined;
+    this.#dropWarning = new DropWarning(deps, 'http_max_connections',
+      'http.maxConnections reached: new connections are closed as they arrive (dropped: since the last such line)');
+    this.#addressDropWarning = new DropWarning(deps, 'http_max_connections_per_address',
+      'http.maxConnectionsPerAddress reached by an address: its new connections are closed as they arrive (dropped: since the last such line, of every address; address: the last)');
   }
 
   /** The server is closing: every request from now on is answered 503 SHUTTING_DOWN. */
@@ -175,13 +190,7 @@ export class HttpListener {
       socket.destroy();
     });
     server.on('drop', this.#drop);
-    const metrics = this.#deps.metrics;
-    if (metrics) {
-      server.on('connection', (socket: Socket) => {
-        metrics.httpConnections(1);
-        socket.once('close', () => metrics.httpConnections(-1));
-      });
-    }
+    if (this.#perAddress !== undefined || this.#deps.metrics !== undefined) server.on('connection', this.#connected);
     server.on('close', () => this.#deadlines.stop());
     // fastify's types tie an instance to http.Server; an https.Server hands its routes the same request and response.
     return server as Server;
@@ -276,16 +285,56 @@ export class HttpListener {
 
   readonly #drop = (): void => {
     this.#deps.metrics?.httpRefused('MAX_CONNECTIONS');
+    this.#dropWarning.note({ maxConnections: this.#settings.maxConnections });
+  };
+
+  /**
+   * A connection accepted (a TCP one: with TLS, before its handshake): closed at once when its
+   * address already holds maxConnectionsPerAddress, else counted until it closes.
+   */
+  readonly #connected = (socket: Socket): void => {
+    const perAddress = this.#perAddress;
+    // undefined once the socket is closed (a reset before this ran): nothing to count or refuse.
+    const address = socket.remoteAddress;
+    if (perAddress !== undefined && address !== undefined) {
+      if (!perAddress.open(address)) {
+        this.#deps.metrics?.httpRefused('MAX_CONNECTIONS_PER_ADDRESS');
+        this.#addressDropWarning.note({ maxConnectionsPerAddress: this.#settings.maxConnectionsPerAddress, address });
+        socket.destroy();
+        return;
+      }
+      socket.once('close', () => perAddress.close(address));
+    }
+    const metrics = this.#deps.metrics;
+    if (metrics) {
+      metrics.httpConnections(1);
+      socket.once('close', () => metrics.httpConnections(-1));
+    }
+  };
+}
+
+/** A warning about connections closed at a cap: the first at once, then at most one per DROP_WARN_MS, with the count since the last. */
+class DropWarning {
+  readonly #deps: HttpListenerDeps;
+  readonly #event: string;
+  readonly #message: string;
+  #dropped = 0;
+  #warnedAt: number | undefined;
+
+  constructor(deps: HttpListenerDeps, event: string, message: string) {
+    this.#deps = deps;
+    this.#event = event;
+    this.#message = message;
+  }
+
+  note(fields: object): void {
     this.#dropped++;
     const now = this.#deps.clock.now();
-    if (this.#dropWarnedAt !== undefined && now - this.#dropWarnedAt < DROP_WARN_MS) return;
-    this.#deps.log.warn(
-      { event: 'http_max_connections', maxConnections: this.#settings.maxConnections, dropped: this.#dropped },
-      'http.maxConnections reached: new connections are closed as they arrive (dropped: since the last such line)',
-    );
-    this.#dropWarnedAt = now;
+    if (this.#warnedAt !== undefined && now - this.#warnedAt < DROP_WARN_MS) return;
+    this.#deps.log.warn({ event: this.#event, ...fields, dropped: this.#dropped }, this.#message);
+    this.#warnedAt = now;
     this.#dropped = 0;
-  };
+  }
 }
 
 /**

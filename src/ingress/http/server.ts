@@ -85,7 +85,10 @@ export const METRICS_MAX_CONNECTIONS = 16;
  */
 export function buildMetricsServer(metrics: HttpMetricsSource, settings: HttpListenerSettings, clock: Clock, log: Log): FastifyInstance {
   const { tls: _tls, ...plain } = settings;
-  const listener = new HttpListener({ ...plain, maxConnections: METRICS_MAX_CONNECTIONS }, { clock, log });
+  const listener = new HttpListener({
+    ...plain, maxConnections: METRICS_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: Math.min(plain.maxConnectionsPerAddress, METRICS_MAX_CONNECTIONS),
+  }, { clock, log });
   const app = fastifyOn(listener, log);
   registerMetricsRoute(app, metrics);
   return app;

@@ -5,7 +5,8 @@
  * 2,000 that trickle their headers are closed at http.headersTimeoutSeconds (Node's check, real
  * time); a well-behaved client is served meanwhile and afterwards. And with http.maxConnections
  * reached, a new connection is closed as soon as it is accepted while the open ones keep working,
- * so a flood holds at most maxConnections descriptors. A client that reads no response is closed
+ * so a flood holds at most maxConnections descriptors; with http.maxConnectionsPerAddress, a flood
+ * from one address is closed the same way past that cap, and other addresses are served. A client that reads no response is closed
  * at http.requestTimeoutSeconds after the response was written, and one that pipelines more than
  * 16 requests behind the one being answered is closed at once.
  *
@@ -38,11 +39,11 @@ async function listening(o: HarnessOptions): Promise<{ h: Harness; port: number;
   return listening;
 }
 
-/** `count` connections, opened a batch at a time, each sent `first` once connected. */
-async function connections(port: number, count: number, first: (i: number) => string): Promise<RawConnection[]> {
+/** `count` connections (from the local address `from`, if given), opened a batch at a time, each sent `first` once connected. */
+async function connections(port: number, count: number, first: (i: number) => string, from?: string): Promise<RawConnection[]> {
   const made: RawConnection[] = [];
   for (let i = 0; i < count; i += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, count - i) }, () => new RawConnection(port));
+    const batch = Array.from({ length: Math.min(BATCH, count - i) }, () => new RawConnection(port, undefined, from));
     open.push(...batch);
     await Promise.allSettled(batch.map((c) => c.connected));
     batch.forEach((c, j) => c.write(first(i + j)));
@@ -205,5 +206,44 @@ describe('slow clients', () => {
     held.slice(0, 5).forEach((c) => c.destroy());
     await until(() => h.connections.open <= MAX - 5, 10_000, 'the freed connections to close');
     expect(await wellBehaved(base)).toBe(200);
+  }, 120_000);
+
+  it('at http.maxConnectionsPerAddress a new connection from that address is closed at once; other addresses are served', async () => {
+    const PER = 10;
+    const HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n';
+    const { h, port } = await listening({ listener: { maxConnections: 100, maxConnectionsPerAddress: PER, keepAliveTimeoutMs: 120_000, headersTimeoutMs: 120_000 } });
+    const served = (conns: readonly RawConnection[]) => conns.every((c) => parseResponse(c.received)?.status === 200);
+    // PER keep-alive connections from 127.0.0.1, each served once and now idle.
+    const held = await connections(port, PER, () => HEALTHZ, '127.0.0.1');
+    await until(() => served(held), 10_000, 'the held connections\' first answers');
+
+    // A flood of 300 more from the same address, far under maxConnections: each closed without a byte.
+    const flood = await connections(port, 300, () => HEALTHZ, '127.0.0.1');
+    await until(() => flood.every((c) => c.isClosed), 10_000, 'the flood\'s connections to be closed');
+    expect(flood.filter((c) => c.received !== '')).toEqual([]);
+    expect(h.refused.filter((r) => r === 'MAX_CONNECTIONS_PER_ADDRESS')).toHaveLength(300);
+    expect(h.refused.filter((r) => r === 'MAX_CONNECTIONS')).toEqual([]);
+    // The refused connections were never counted open.
+    expect(h.connections.open).toBe(PER);
+    // One warning, naming the address, not one a connection.
+    const warnings = h.logs.filter((l) => l.includes('http_max_connections_per_address')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ level: 'warn', address: '127.0.0.1', maxConnectionsPerAddress: PER, dropped: 1 });
+
+    // Another address is served, up to its own PER connections.
+    const other = await connections(port, PER, () => HEALTHZ, '127.0.0.2');
+    await until(() => served(other), 10_000, 'the other address\'s answers');
+    expect(other.some((c) => c.isClosed)).toBe(false);
+
+    // The held connections still work, and a slot freed is a slot the address gets again.
+    const first = held[0]!;
+    const before = first.received.length;
+    first.write(HEALTHZ);
+    await until(() => parseResponse(first.received.slice(before))?.status === 200, 10_000, 'a second answer on a held connection');
+    held.slice(1, 4).forEach((c) => c.destroy());
+    await until(() => h.connections.open <= 2 * PER - 3, 10_000, 'the freed connections to close');
+    const again = await connections(port, 3, () => HEALTHZ, '127.0.0.1');
+    await until(() => served(again), 10_000, 'the freed slots\' answers');
+    expect(h.refused.filter((r) => r === 'MAX_CONNECTIONS_PER_ADDRESS')).toHaveLength(300);
   }, 120_000);
 });

@@ -24,10 +24,17 @@ const base = `upstreams:
 const http = (yaml: string) => `${base}http: ${yaml}\n`;
 const problem = (yaml: string) => configRefusal(() => parseConfig(yaml, dir));
 
-describe('http timeouts and maxConnections', () => {
+describe('http timeouts, maxConnections and maxConnectionsPerAddress', () => {
   it('take their values in seconds and become the listener\'s milliseconds', async () => {
-    const c = await parseConfig(http('{ headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, bulkRequestTimeoutSeconds: 900, keepAliveTimeoutSeconds: 65, maxConnections: 200 }'), dir);
-    expect(listenerSettings(c.http)).toEqual({ headersTimeoutMs: 2500, requestTimeoutMs: 20_000, bulkRequestTimeoutMs: 900_000, keepAliveTimeoutMs: 65_000, maxConnections: 200 });
+    const c = await parseConfig(http('{ headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, bulkRequestTimeoutSeconds: 900, keepAliveTimeoutSeconds: 65, maxConnections: 200, maxConnectionsPerAddress: 20 }'), dir);
+    expect(listenerSettings(c.http)).toEqual({
+      headersTimeoutMs: 2500, requestTimeoutMs: 20_000, bulkRequestTimeoutMs: 900_000, keepAliveTimeoutMs: 65_000, maxConnections: 200, maxConnectionsPerAddress: 20,
+    });
+  });
+
+  it('maxConnectionsPerAddress is 0 (no cap per address) by default, and may equal maxConnections', async () => {
+    expect((await parseConfig(base, dir)).http.maxConnectionsPerAddress).toBe(0);
+    expect((await parseConfig(http('{ maxConnections: 50, maxConnectionsPerAddress: 50 }'), dir)).http.maxConnectionsPerAddress).toBe(50);
   });
 
   it.each([
@@ -36,6 +43,10 @@ describe('http timeouts and maxConnections', () => {
     ['keepAliveTimeoutSeconds: 0', 'http.keepAliveTimeoutSeconds: must be a number of seconds from 1 to 600'],
     ['maxConnections: 0', 'http.maxConnections: must be a whole number from 1 to 1000000'],
     ['maxConnections: 10.5', 'http.maxConnections: must be a whole number from 1 to 1000000'],
+    ['maxConnectionsPerAddress: -1', 'http.maxConnectionsPerAddress: must be a whole number from 0 to 1000000'],
+    ['maxConnectionsPerAddress: 2.5', 'http.maxConnectionsPerAddress: must be a whole number from 0 to 1000000'],
+    ['maxConnectionsPerAddress: 1001', 'http.maxConnectionsPerAddress: must be ≤ maxConnections (or 0: no cap per address)'],
+    ['{ maxConnections: 10, maxConnectionsPerAddress: 11 }', 'http.maxConnectionsPerAddress: must be ≤ maxConnections (or 0: no cap per address)'],
     ['{ requestTimeoutSeconds: 60, bulkRequestTimeoutSeconds: 30 }', 'http.bulkRequestTimeoutSeconds: must be ≥ requestTimeoutSeconds'],
   ])('%s is refused', async (yaml, message) => {
     expect(await problem(http(yaml.startsWith('{') ? yaml : `{ ${yaml} }`))).toContain(message);

@@ -223,7 +223,7 @@ describe('defaults', () => {
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
       listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxResendDays: 7,
-      headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000,
+      headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000, maxConnectionsPerAddress: 0,
     });
     expect(c.clients).toEqual([]);
     expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: false, thread: 'worker', retentionDays: 30 });
