@@ -17,8 +17,8 @@
  * - At most `MAX_PIPELINED` requests waiting behind the one being answered on a connection: one
  *   more closes it, so a client cannot make smppd hold the responses of thousands of requests.
  * - What the HTTP parser refuses (a malformed request line or chunked body: 400; headers too
- *   large: 431; a timeout: 408), an unsupported Expect (417), an HTTP/1.1 request without Host
- *   (400), a CONNECT (404) and any request once the server is closing (503) get the five-field
+ *   large: 431; a timeout: 408), an unsupported Expect (417), an HTTP/1.1 request without Host,
+ *   any with two Hosts or an invalid one (400, RFC 9112 §3.2), a CONNECT (404) and any request once the server is closing (503) get the five-field
  *   body and close the connection. `requestUri` is the request's path once its headers were read
  *   whole, else ''.
  */
@@ -29,6 +29,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { HTTP_LISTENER_DEFAULTS, type HttpConfig } from '../../config/schema.js';
 import { ConnectionsPerAddress } from './connections-per-address.js';
+import { hostHeaderProblem } from './host-header.js';
 import { RequestDeadlines, SWEEP_MS, type DeadlineLimit, type Overdue } from './deadlines.js';
 import { errorResponseBytes, pathOf, writeErrorResponse, type ApiErrorCode } from './errors.js';
 
@@ -224,9 +225,9 @@ export class HttpListener {
       this.#refuse(res, 'SHUTTING_DOWN', 'smppd is stopping and takes no new request: retry on a new connection', req);
       return false;
     }
-    // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host.
-    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-      this.#refuse(res, 'BAD_REQUEST', 'an HTTP/1.1 request needs a Host header', req);
+    const hostProblem = hostHeaderProblem(req);
+    if (hostProblem !== undefined) {
+      this.#refuse(res, 'BAD_REQUEST', hostProblem, req);
       return false;
     }
     const url = req.url ?? '';

@@ -4,6 +4,7 @@
  * body), and the connection is closed. The parser's refusals (a malformed request line or
  * chunked body, headers too large), the timeouts (headers: Node's check on real time; body:
  * the listener's deadline on the harness's ManualClock), an unsupported Expect, a missing Host,
+ * two Hosts or an invalid one,
  * a CONNECT, and the 503 while the server is closing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -168,6 +169,36 @@ describe('refusals before a route', () => {
     const old = await exchange(port, 'GET /healthz HTTP/1.0\r\n\r\n');
     expect(old.status).toBe(200);
     old.connection.destroy();
+  });
+
+  it('a request with two Host headers is 400 BAD_REQUEST, whatever their case or HTTP version, and nothing is stored', async () => {
+    const { h, port } = await listening();
+    for (const hosts of ['Host: a\r\nHost: b\r\n', 'Host: a\r\nhOST: a\r\n', 'Host: a\r\nX-Other: 1\r\nHOST: evil.example\r\n']) {
+      for (const version of ['HTTP/1.1', 'HTTP/1.0']) {
+        const res = await exchange(port, `POST /sms/sendSms ${version}\r\n${hosts}${AUTH}Content-Type: application/json\r\nContent-Length: ${SEND.length}\r\n\r\n${SEND}`);
+        expect(res.statusLine, `${version} ${hosts}`).toBe('HTTP/1.1 400 Bad Request');
+        expect(JSON.parse(res.body)).toEqual(body(400, 'Bad Request', 'BAD_REQUEST', 'a request carries one Host header; this one has 2 (RFC 9112 §3.2)', '/sms/sendSms'));
+        await res.connection.closed;
+      }
+    }
+    expect(h.acceptedMessages).toHaveLength(0);
+    expect(h.refused).toEqual(Array(6).fill('BAD_REQUEST'));
+  });
+
+  it('a Host that is not host[:port] is 400 BAD_REQUEST; names, addresses, ports and an empty Host are served', async () => {
+    const { h, port } = await listening();
+    for (const host of ['a b', 'a/b', 'user@a', 'a#b', 'a:80x', 'a:80:90', '[::1', '[]:80', '[::1]x', 'a%2', 'a%zz', 'é.example', 'a\tb']) {
+      const res = await exchange(port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      expect(res.statusLine, host).toBe('HTTP/1.1 400 Bad Request');
+      expect(JSON.parse(res.body)).toEqual(body(400, 'Bad Request', 'BAD_REQUEST', 'the Host header is not host[:port] (RFC 9112 §3.2)', '/healthz'));
+      await res.connection.closed;
+    }
+    for (const host of ['', 'a', 'api.example.com', 'localhost:8080', '127.0.0.1:', '[::1]:8080', '[fe80::1%25eth0]', 'xn--bcher-kva.example', 'a%2Db']) {
+      const res = await exchange(port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      expect(res.status, host).toBe(200);
+      res.connection.destroy();
+    }
+    expect(h.refused).toEqual(Array(13).fill('BAD_REQUEST'));
   });
 
   it('a CONNECT is 404 NOT_FOUND with an empty requestUri (its target is no path), and the connection closes', async () => {
