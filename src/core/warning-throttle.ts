@@ -16,7 +16,7 @@ export const DEFAULT_WARNING_INTERVAL_MS = 60_000;
 /** Kinds tracked at most; past that, new kinds share one ('other'). */
 const MAX_KINDS = 1_000;
 
-type Level = 'warn' | 'info';
+type Level = 'error' | 'warn' | 'info';
 
 interface Line {
   log: Log;
@@ -27,6 +27,7 @@ interface Line {
 
 /** A `WarningThrottle` bound to one log and one scope (an upstream, a bind): its kinds are `kind@scope`. */
 export interface ScopedWarnings {
+  error(kind: string, fields: object, message: string): void;
   warn(kind: string, fields: object, message: string): void;
   info(kind: string, fields: object, message: string): void;
 }
@@ -53,6 +54,11 @@ export class WarningThrottle {
     this.#intervalMs = Math.max(0, intervalMs);
   }
 
+  /** As `warn`, at error: for a fault of smppd's own that repeats (one per message would flood the log as a bad SMSC would). */
+  error(log: Log, kind: string, fields: object, message: string): void {
+    this.#note(kind, { log, level: 'error', fields, message });
+  }
+
   /** Logs at warn, once per `kind` per interval (see the class). */
   warn(log: Log, kind: string, fields: object, message: string): void {
     this.#note(kind, { log, level: 'warn', fields, message });
@@ -66,6 +72,7 @@ export class WarningThrottle {
   /** This throttle for `log`, each kind counted apart per `scope`. */
   scoped(log: Log, scope: string): ScopedWarnings {
     return {
+      error: (kind, fields, message) => this.error(log, `${kind}@${scope}`, fields, message),
       warn: (kind, fields, message) => this.warn(log, `${kind}@${scope}`, fields, message),
       info: (kind, fields, message) => this.info(log, `${kind}@${scope}`, fields, message),
     };

@@ -19,6 +19,8 @@ export function partResult(part: number, priorAttempts: number, o: PartOutcome |
       return { part, kind: 'final', status: 'FAILED', reason: `retries exhausted: ${commandStatusReason({ code: o.commandStatus, name: o.statusName, class: 'retry' })}`, attempts: priorAttempts + o.attempts };
     case 'invalid':
       return { part, kind: 'final', status: 'REJECTED', reason: `not sendable: ${o.reason}`, attempts: priorAttempts };
+    case 'internal':
+      return { part, kind: 'final', status: 'FAILED', reason: `internal error: ${o.reason}`, attempts: priorAttempts };
     case 'uncertain': {
       // Resent at the next start, as a restart resends what a crash left in flight.
       if (o.why === 'stopped') return { part, kind: 'requeue', notBefore: now };

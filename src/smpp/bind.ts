@@ -1,6 +1,5 @@
 import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
-import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
 import { TokenBucket } from '../core/token-bucket.js';
@@ -10,6 +9,7 @@ import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
 import type { SubmitSmPdu } from './pdu.js';
 import { ThrottleController, type ThrottleSettings } from './throttle.js';
+import { isUnencodable } from './wire.js';
 
 /** Longest a paced bind waits to gather tokens before sending them together (ms). */
 const MAX_BATCH_WAKE_MS = 10;
@@ -243,7 +243,7 @@ export class Bind<T> {
     } catch (e) {
       this.#session = undefined;
       if (e instanceof BindRejectedError) return { kind: 'bind_rejected', commandStatus: e.commandStatus };
-      if (isSmppdError(e, ErrorCode.PDU_FIELD_INVALID) || isSmppdError(e, ErrorCode.PDU_MALFORMED)) return { kind: 'bind_unencodable', error: e.message };
+      if (isUnencodable(e)) return { kind: 'bind_unencodable', error: e.message };
       return { kind: 'connect_failed', error: (e as Error).message };
     }
     if (this.#stopping) {

@@ -10,6 +10,7 @@ import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
 import type { DataSmPdu, DeliverSmPdu, SubmitSmPdu } from './pdu.js';
 import type { SubmitResponse } from './session.js';
+import { isUnencodable } from './wire.js';
 
 /** One submit_sm to send; the pool assigns the sequence number. */
 export type SubmitPart = Omit<SubmitSmPdu, 'sequenceNumber'>;
@@ -20,6 +21,11 @@ export type PartOutcome =
   | { kind: 'rejected'; commandStatus: number; statusName: string; attempts: number }
   /** Refused before sending: the PDU cannot be encoded (a field too long for SMPP v3.4). */
   | { kind: 'invalid'; reason: string }
+  /**
+   * Not sent: sending it failed in smppd itself (a bug, not the message's fault), logged at error.
+   * Not retried: a fault that repeats would send the part round the queue for ever.
+   */
+  | { kind: 'internal'; reason: string }
   | { kind: 'failed'; commandStatus: number; statusName: string; attempts: number }
   /**
    * No response, and no resend: `why` says whether the policy is `fail` ('policy'), `resend` used up
@@ -54,6 +60,9 @@ export interface UpstreamSettings {
 }
 
 export type DeliverHandler = (upstream: string, bind: string, pdu: DeliverSmPdu | DataSmPdu) => Promise<number>;
+
+/** Characters of an internal error's message kept in the part's reason (the log has it whole). */
+const MAX_INTERNAL_REASON = 200;
 
 interface Job {
   ticket: number;
@@ -213,9 +222,8 @@ export class UpstreamPool extends EventEmitter {
       try {
         sent = bind.trySubmit(job.parts[job.index]!, ctx);
       } catch (e) {
-        // Unencodable: no SMSC would take it, and retrying cannot help.
         this.#queue.shift();
-        job.outcomes[job.index] = { kind: 'invalid', reason: (e as Error).message };
+        job.outcomes[job.index] = this.#notSent(e, bind);
         this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
         continue;
       }
@@ -228,6 +236,20 @@ export class UpstreamPool extends EventEmitter {
         candidates.splice(best, 1);
       }
     }
+  }
+
+  /**
+   * The outcome of a part whose submit threw. The encoder's refusals mean the message can never be
+   * sent: 'invalid'. Anything else is a fault of smppd's, not of the message: 'internal', and an
+   * error line (one per interval per upstream, with the count, should it repeat for every part).
+   */
+  #notSent(e: unknown, bind: Bind<Ctx>): PartOutcome {
+    if (isUnencodable(e)) return { kind: 'invalid', reason: e.message };
+    const error = e instanceof Error ? e : new Error(String(e));
+    this.#warnings.error('submit_internal_error', {
+      event: 'submit_internal_error', bind: bind.id, error: error.message, ...(error.stack !== undefined ? { stack: error.stack } : {}),
+    }, 'sending a part failed inside smppd (a bug); the part ends FAILED, not sent');
+    return { kind: 'internal', reason: error.message.slice(0, MAX_INTERNAL_REASON) };
   }
 
   // --- outcomes --------------------------------------------------------------------------------

@@ -158,6 +158,11 @@ export function cOctetTlvs(): Array<{ key: keyof Omit<Tlvs, 'other'>; maxOctets:
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
+/** Whether `e` is encodePdu's refusal (PDU_FIELD_INVALID, PDU_MALFORMED): that PDU can never be written, and trying again cannot help. */
+export function isUnencodable(e: unknown): e is SmppdError {
+  return isSmppdError(e, ErrorCode.PDU_FIELD_INVALID) || isSmppdError(e, ErrorCode.PDU_MALFORMED);
+}
+
 /**
  * Encodes one PDU to wire bytes. Throws SmppdError, nothing written: PDU_FIELD_INVALID when a
  * C-Octet String breaks its rule (see the top of this file), PDU_MALFORMED on any other

@@ -1,6 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
+import { partResult } from '../../src/dispatch/part-result.js';
+import { Bind } from '../../src/smpp/bind.js';
 import type { Pool } from '../../src/smpp/pool.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
 import { ioTurns, makePool, part, recordingMetrics, testTls, until } from '../support/engine.js';
@@ -243,6 +245,38 @@ describe('engine over real sockets', () => {
     expect(sim.recordedSubmits().map((s) => s.destinationAddr)).toEqual(['447700900002']);
     expect(pool.stats()[0]).toMatchObject({ state: 'bound', outstanding: 0 });
     expect(accepted(await pool.submit('sim', [part('447700900003')]))).toBe(true);
+  });
+
+  it('a part whose submit throws inside smppd (a bug) is FAILED as an internal error, not REJECTED; one error line; the queue keeps moving', async () => {
+    const { sim, port } = await simulator();
+    const lines: string[] = [];
+    const pool = track(makePool({ port, window: 1 }, clock, { log: recordingLog(lines) }));
+    // The injected fault: a TypeError, as a bug would throw, for one destination only.
+    const trySubmit = Bind.prototype.trySubmit;
+    const fault = vi.spyOn(Bind.prototype, 'trySubmit').mockImplementation(function (this: Bind<unknown>, pdu, ctx) {
+      if (pdu.destinationAddr === '447700900666') throw new TypeError('injected fault');
+      return trySubmit.call(this, pdu, ctx);
+    });
+    let outcomes: Array<Awaited<ReturnType<Pool['submit']>>>;
+    try {
+      outcomes = await Promise.all([
+        ...Array.from({ length: 5 }, () => pool.submit('sim', [part('447700900666'), part('447700900666', 'second part')])),
+        pool.submit('sim', [part('447700900002')]),
+      ]);
+    } finally {
+      fault.mockRestore();
+    }
+    for (const o of outcomes.slice(0, 5)) {
+      expect(o.parts).toEqual([{ kind: 'internal', reason: 'injected fault' }, { kind: 'unsent', reason: 'earlier_part_failed' }]);
+      // Recorded FAILED with a reason that does not blame the message (REJECTED "not sendable" would).
+      expect(partResult(1, 0, o.parts[0], 0)).toEqual({ part: 1, kind: 'final', status: 'FAILED', reason: 'internal error: injected fault', attempts: 0 });
+    }
+    expect(accepted(outcomes[5]!)).toBe(true);
+    expect(sim.recordedSubmits().map((s) => s.destinationAddr)).toEqual(['447700900002']);
+    // Five faults, one line at once: the others are counted for the interval's end.
+    const errors = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['event'] === 'submit_internal_error');
+    expect(errors).toEqual([expect.objectContaining({ level: 'error', bind: 'sim#0', error: 'injected fault', stack: expect.stringContaining('TypeError: injected fault') })]);
+    expect(pool.stats()[0]).toMatchObject({ state: 'bound', outstanding: 0 });
   });
 
   it('bind settings no bind PDU can carry stop the bind before it connects, without a reconnect storm', async () => {

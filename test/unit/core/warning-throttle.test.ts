@@ -43,6 +43,15 @@ describe('WarningThrottle', () => {
     expect(parsed().at(-1)).toEqual({ level: 'warn', n: 'later', msg: 'again' });
   });
 
+  it('holds errors back as it holds warnings: one line at once, the repeats counted at the error level', () => {
+    const { clock, log, throttle, parsed } = setup();
+    const upstream = throttle.scoped(log, 'sim');
+    for (let i = 0; i < 100; i++) upstream.error('submit_internal_error', { event: 'submit_internal_error', n: i }, 'bug');
+    expect(parsed()).toEqual([{ level: 'error', event: 'submit_internal_error', n: 0, msg: 'bug' }]);
+    clock.advance(60_000);
+    expect(parsed()[1]).toMatchObject({ level: 'error', n: 99, repeated: 99 });
+  });
+
   it('counts each kind, and each scope of a kind, apart', () => {
     const { log, throttle, parsed } = setup();
     const bind0 = throttle.scoped(log, 'sim#0');
