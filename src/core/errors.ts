@@ -5,8 +5,9 @@ export const ErrorCode = {
   PDU_MALFORMED: 'PDU_MALFORMED',
   PDU_TOO_LONG: 'PDU_TOO_LONG',
   /**
-   * A C-Octet String of a PDU to send breaks SMPP v3.4: a NUL, a character past U+00FF, more
-   * characters than the field holds, a time not of 16 characters. Nothing was written.
+   * A field of a PDU to send breaks SMPP v3.4: a C-Octet String with a NUL, a character past
+   * U+00FF or more characters than the field holds; a time not of the form YYMMDDhhmmsstnnp; a
+   * short_message over 254 octets. Nothing was written.
    */
   PDU_FIELD_INVALID: 'PDU_FIELD_INVALID',
   CONNECTION_CLOSED: 'CONNECTION_CLOSED',

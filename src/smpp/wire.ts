@@ -16,12 +16,14 @@
  * C-Octet String in it is checked against `C_OCTET_SIZES`: no NUL (it would end the field and
  * the next fields would be read from the rest), no character past U+00FF (it has no octet;
  * Node's 'ascii' writer would keep its low byte, U+0100 becoming a NUL), no more characters than
- * the field's size less its NUL, and a time either empty or of its 16 characters (§7.1). What a
- * client may put in the fields it gives is narrower still (sms/sender-id.ts).
+ * the field's size less its NUL, and a time either empty or of the form YYMMDDhhmmsstnnp (§7.1.1).
+ * A short_message holds at most 254 octets (§4.4.1). What a client may put in the fields it gives
+ * is narrower still (sms/sender-id.ts).
  */
 import smpp from 'smpp';
 import type { CodecType } from 'smpp';
 import { ErrorCode, SmppdError, isSmppdError } from '../core/errors.js';
+import { TIME_LENGTH, checkShortMessageOctets, checkedCOctetSize, type COctetRule } from './field-rules.js';
 import type { OtherPdu, Pdu, RawTlv, Tlvs } from './pdu.js';
 
 /** SMPP v3.4 does not bound command_length; SMSCs and ESMEs do. 64 KiB covers message_payload. */
@@ -81,22 +83,16 @@ const C_OCTET_SIZES: Readonly<Record<string, Readonly<Record<string, number>>>> 
   data_sm: { service_type: 6, source_addr: 65, destination_addr: 65 }, // §4.7.1
   data_sm_resp: { message_id: 65 }, // §4.7.2
 };
-/** SMPP v3.4 §7.1: an absolute or relative time is 16 characters, or the field is empty. */
+/** SMPP v3.4 §7.1: the times, checked by their form as well (field-rules.ts). */
 const TIME_FIELDS = new Set(['schedule_delivery_time', 'validity_period']);
-const TIME_LENGTH = 16;
-/** A C-Octet String field's rule: its SMPP name (for messages), its size with the NUL, whether it is a time. */
-interface COctetRule {
-  snake: string;
-  maxOctets: number;
-  time: boolean;
-}
-
 /** Named TLVs that are C-Octet Strings: §5.3.2.12 receipted_message_id, 1–65 octets with the NUL. */
 const TLV_C_OCTET_RULES: Readonly<Partial<Record<keyof Omit<Tlvs, 'other'>, COctetRule>>> = {
   receiptedMessageId: { snake: 'receipted_message_id', maxOctets: 65, time: false },
 };
 
 interface Field {
+  /** The SMPP name, for messages. */
+  snake: string;
   camel: string;
   type: CodecType;
   fallback: unknown;
@@ -122,6 +118,7 @@ function planFor(command: string): Plan {
     if (!def) throw new SmppdError(ErrorCode.INTERNAL, `smpp codec lacks command ${command}`);
     const fields = Object.entries(def.params ?? {}).map(([snake, p]): Field => {
       const field: Field = {
+        snake,
         camel: camel(snake),
         type: p.type,
         // The package's defaults, except data_coding (its null means "guess"): 0, explicit.
@@ -182,7 +179,12 @@ export function encodePdu(pdu: Pdu): Buffer {
     let length = HEADER;
     for (let i = 0; i < values.length; i++) {
       const f = plan.fields[i]!;
-      length += f.cOctet ? checkedCOctetSize(pdu.command, f.cOctet, values[i]) : f.type.size(values[i]);
+      if (f.cOctet) length += checkedCOctetSize(pdu.command, f.cOctet, values[i]);
+      else {
+        const size = f.type.size(values[i]);
+        if (f.type === OCTETS) checkShortMessageOctets(pdu.command, f.snake, size - 1);
+        length += size;
+      }
     }
     const named = tlvs ? NAMED_TLV_TAGS.filter(([key]) => tlvs[key] !== undefined) : [];
     for (const [key, , type] of named) {
@@ -223,34 +225,6 @@ export function encodePdu(pdu: Pdu): Buffer {
     if (isSmppdError(e)) throw e;
     throw new SmppdError(ErrorCode.PDU_MALFORMED, `cannot encode ${pdu.command}: ${(e as Error).message}`, undefined, { cause: e });
   }
-}
-
-/**
- * The octets `value` takes as the C-Octet String `rule`, NUL included; throws PDU_FIELD_INVALID
- * when it breaks the rule.
- */
-function checkedCOctetSize(command: string, rule: COctetRule, value: unknown): number {
-  if (typeof value !== 'string') throw fieldInvalid(command, rule, 'type', 'is not a string');
-  const n = value.length;
-  if (rule.time ? n !== 0 && n !== TIME_LENGTH : n >= rule.maxOctets) {
-    throw fieldInvalid(command, rule, 'length', rule.time
-      ? `is ${n} characters; an SMPP time is ${TIME_LENGTH} characters or empty (SMPP v3.4 §7.1)`
-      : `is ${n} characters; at most ${rule.maxOctets - 1} fit its ${rule.maxOctets} octets with the NUL (SMPP v3.4 §4)`);
-  }
-  for (let i = 0; i < n; i++) {
-    const c = value.charCodeAt(i);
-    if (c !== 0 && c <= 0xff) continue;
-    if (c === 0) throw fieldInvalid(command, rule, 'nul', `holds a NUL at character ${i + 1}, which would end the C-Octet String there (SMPP v3.4 §3.1)`);
-    // The code helps the operator find the character; a password's stays out of logs.
-    const shown = rule.snake === 'password' ? '' : ` (U+${c.toString(16).toUpperCase().padStart(4, '0')})`;
-    throw fieldInvalid(command, rule, 'octet', `holds a character past U+00FF at character ${i + 1}${shown}; a C-Octet String carries one octet per character`);
-  }
-  return n + 1;
-}
-
-/** PDU_FIELD_INVALID naming the field, never its value (a password is one). */
-function fieldInvalid(command: string, rule: COctetRule, problem: 'type' | 'length' | 'nul' | 'octet', why: string): SmppdError {
-  return new SmppdError(ErrorCode.PDU_FIELD_INVALID, `cannot encode ${command}: ${rule.snake} ${why}`, { command, field: rule.snake, problem });
 }
 
 /** Writes a checked C-Octet String (one octet per character, then NUL); returns the offset after it. */

@@ -1,13 +1,16 @@
 /**
  * Every C-Octet String of every PDU smppd encodes, walked from the codec's own tables: a NUL, a
  * character no octet carries and one character too many each fail with PDU_FIELD_INVALID before
- * anything is written; the longest value the field holds passes and reads back unchanged.
+ * anything is written; the longest value the field holds passes and reads back unchanged. A time
+ * must have the form of SMPP v3.4 §7.1.1, a short_message at most 254 octets, and a password
+ * refused is described without its length or the place of its bad character.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import { submitSmDefaults, type Pdu } from '../../../src/smpp/pdu.js';
 import { cOctetFields, cOctetTlvs, decodePdu, encodePdu } from '../../../src/smpp/wire.js';
+import { MAX_VALIDITY_HOURS, validityPeriod } from '../../../src/sms/smpp-time.js';
 
 const shortMessage = { shortMessage: Buffer.from('hi'), dataCoding: 0 };
 
@@ -144,5 +147,88 @@ describe('the C-Octet Strings smppd encodes', () => {
       // The field's neighbours are as given: nothing shifted.
       expect(decoded.ok && decoded.pdu.command).toBe(f.command);
     }), { seed: 0x5eed_c0c7, numRuns: 400 });
+  });
+});
+
+describe('short_message', () => {
+  for (const command of ['submit_sm', 'deliver_sm'] as const) {
+    it(`${command}: takes 254 octets and reads them back; refuses 255 (sm_length, SMPP v3.4 §4.4.1)`, () => {
+      const full = Buffer.alloc(254, 0x41);
+      const decoded = decodePdu(encodePdu({ ...BASE[command]!, shortMessage: full } as Pdu));
+      expect(decoded.ok && (decoded.pdu as unknown as { shortMessage: Buffer }).shortMessage).toEqual(full);
+      for (const octets of [255, 300]) {
+        const r = refusal(() => encodePdu({ ...BASE[command]!, shortMessage: Buffer.alloc(octets, 0x41) } as Pdu));
+        expect(r).toMatchObject({ code: 'PDU_FIELD_INVALID', details: { command, field: 'short_message', problem: 'length' } });
+        expect(r.message).toBe(`cannot encode ${command}: short_message is ${octets} octets; at most 254 (sm_length, SMPP v3.4 §4.4.1); longer text goes in parts or message_payload`);
+      }
+    });
+  }
+});
+
+describe('schedule_delivery_time and validity_period have the form of SMPP v3.4 §7.1.1', () => {
+  const fields = ['scheduleDeliveryTime', 'validityPeriod'] as const;
+  const submit = (field: string, value: string): Pdu => with_('submit_sm', field, value);
+
+  it('take absolute times (+ and -, nn up to 48) and relative ones (R with t 0 and nn 00), and read them back', () => {
+    for (const value of ['261231235959948+', '260101000000000-', '990228120000048-', '000101000000000+', '000001000000000R', '991231595959000R', '000000000000000R']) {
+      for (const field of fields) {
+        const decoded = decodePdu(encodePdu(submit(field, value)));
+        expect(decoded.ok && (decoded.pdu as unknown as Record<string, unknown>)[field], value).toBe(value);
+      }
+    }
+  });
+
+  it('take every validity smppd writes', () => {
+    for (let hours = 1; hours <= MAX_VALIDITY_HOURS; hours++) expect(() => encodePdu(submit('validityPeriod', validityPeriod(hours)))).not.toThrow();
+  });
+
+  it('refuse anything else of 16 characters, naming the field and what is wrong', () => {
+    const refused: Array<[string, string]> = [
+      ['261301000000000+', 'its month MM is not 01–12'],
+      ['260001000000000+', 'its month MM is not 01–12'],
+      ['260100000000000-', 'its day DD is not 01–31'],
+      ['260132000000000+', 'its day DD is not 01–31'],
+      ['260101240000000+', 'its hhmmss is not a time of day'],
+      ['260101006000000+', 'its hhmmss is not a time of day'],
+      ['260101000060000+', 'its hhmmss is not a time of day'],
+      ['260101000000049+', 'its offset nn is more than 48 quarter hours'],
+      ['2601010000000000', "its last character p is not '+', '-' or 'R'"],
+      ['000001000000000r', "its last character p is not '+', '-' or 'R'"],
+      ['26010100000A000+', 'its first 15 characters are not all digits'],
+      ['2601010000 0000+', 'its first 15 characters are not all digits'],
+      ['260101000000x00-', 'its first 15 characters are not all digits'],
+      ['00000100000000+R', 'its first 15 characters are not all digits'],
+      ['000001000000100R', "a relative time ('R') has t 0 and nn 00"],
+      ['000001000000001R', "a relative time ('R') has t 0 and nn 00"],
+      ['000001000000040R', "a relative time ('R') has t 0 and nn 00"],
+    ];
+    for (const [value, why] of refused) {
+      for (const [field, snake] of [['scheduleDeliveryTime', 'schedule_delivery_time'], ['validityPeriod', 'validity_period']] as const) {
+        const r = refusal(() => encodePdu(submit(field, value)));
+        expect(r, value).toMatchObject({ code: 'PDU_FIELD_INVALID', details: { command: 'submit_sm', field: snake, problem: 'format' } });
+        expect(r.message).toBe(`cannot encode submit_sm: ${snake} is not an SMPP time YYMMDDhhmmsstnnp: ${why} (SMPP v3.4 §7.1.1)`);
+      }
+    }
+  });
+});
+
+describe('a password refused', () => {
+  const bind = (password: string): Pdu => with_('bind_transceiver', 'password', password);
+
+  it('is described the same whatever its length or the place of the bad character: nothing of the secret is told', () => {
+    const tooLong = ['123456789', 'p'.repeat(30)].map((p) => refusal(() => encodePdu(bind(p))).message);
+    expect(new Set(tooLong).size).toBe(1);
+    expect(tooLong[0]).toBe('cannot encode bind_transceiver: password is too long; at most 8 fit its 9 octets with the NUL (SMPP v3.4 §4)');
+    const nul = ['\0abc', 'abcdef\0'].map((p) => refusal(() => encodePdu(bind(p))).message);
+    expect(new Set(nul).size).toBe(1);
+    expect(nul[0]).toBe('cannot encode bind_transceiver: password holds a NUL, which would end the C-Octet String there (SMPP v3.4 §3.1)');
+    const octet = ['\u0100', 'abcde\u20ac'].map((p) => refusal(() => encodePdu(bind(p))).message);
+    expect(new Set(octet).size).toBe(1);
+    expect(octet[0]).toBe('cannot encode bind_transceiver: password holds a character past U+00FF; a C-Octet String carries one octet per character');
+  });
+
+  it('other fields still say how long they are and where the bad character is', () => {
+    expect(refusal(() => encodePdu(with_('bind_transceiver', 'systemId', 's'.repeat(17)))).message).toContain('system_id is 17 characters');
+    expect(refusal(() => encodePdu(with_('bind_transceiver', 'systemId', 'ab\0'))).message).toContain('system_id holds a NUL at character 3');
   });
 });
