@@ -32,7 +32,16 @@ export const FREE_TEXT_MAX = {
 } as const;
 
 export const FREE_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F–U+009F), line or paragraph separators (U+2028, U+2029), '
-  + 'bidirectional controls (U+202A–U+202E, U+2066–U+2069) or unpaired UTF-16 surrogates';
+  + 'bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) or unpaired UTF-16 surrogates';
+
+/**
+ * Unicode's Bidi_Control characters: the marks (U+061C ALM, U+200E LRM, U+200F RLM), embeddings
+ * and overrides (U+202A–U+202E) and isolates (U+2066–U+2069). Each can reorder what is shown
+ * around it; a mark alone flips where neutral characters (digits, punctuation) land.
+ */
+function isBidiControl(c: number): boolean {
+  return c === 0x061c || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
 
 /**
  * The first character of `text` that free text may not hold, described for a message; null when
@@ -42,8 +51,8 @@ export const FREE_TEXT_RULE = 'no control characters (U+0000–U+001F, U+007F–
 export function freeTextProblem(text: string): string | null {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0xa0 && c < 0x2028) continue;
-    const bad = c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+    if (c >= 0xa0 && c < 0x061c) continue;
+    const bad = c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x2028 || c === 0x2029 || isBidiControl(c);
     if (bad) return `must not hold ${describeCharacter(text, i)} (character ${i + 1}): ${FREE_TEXT_RULE}`;
     if (c < 0xd800 || c > 0xdfff) continue;
     const next = text.charCodeAt(i + 1);
