@@ -13,7 +13,9 @@ import { METRICS_MAX_CONNECTIONS } from '../ingress/http/server.js';
 /**
  * Descriptors of a daemon before its connections: stdio and the log, the event loops of the
  * main and the store's worker thread with their wakeup pipes, SQLite's database, WAL and shared
- * memory, the listening sockets. About 35 on Linux with Node 20; the rest is headroom.
+ * memory, the listening sockets. Set well above what these come to, because their number moves
+ * with Node's version and the platform: a base too low would keep the warning silent when a
+ * flood could starve a bind of descriptors, one too high only warns a little early.
  */
 const BASE = 64;
 /** `PostgresStore`'s pool (its default size) and its lock connection. */

@@ -10,9 +10,10 @@
  * at http.requestTimeoutSeconds after the response was written, and one that pipelines more than
  * 16 requests behind the one being answered is closed at once.
  *
- * Why 2,000: the number the flood was reported with. Each costs two descriptors in this process
- * (client and server ends): 4,000 of the 20,000 the test machine allows, and connections are
- * opened 200 at a time so that the listen backlog never overflows.
+ * Why 2,000: more than a common default open-file limit (1,024), so it is a flood that would lock
+ * out every other client of a daemon without these limits; and few enough for the test machine:
+ * each costs two descriptors in this process (client and server ends), 4,000 of the 20,000 it
+ * allows. Connections are opened 200 at a time so that the listen backlog never overflows.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
