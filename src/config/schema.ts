@@ -132,7 +132,10 @@ const httpSchema = z.strictObject({
   maxResendDays: wholeNumber(1, 366).default(MAX_RESEND_DAYS),
   /**
    * Seconds from a request's first byte (a new connection's opening) to the end of its headers.
-   * Default 10. 1–300. Late: 408 and the connection closed.
+   * Default 10. 1–300. Late: 408 and the connection closed. With tls the clock starts once the
+   * handshake is done, and the handshake itself has as long again (Node's handshakeTimeout; a
+   * handshake not done by then is closed without an answer): a TLS client may take up to twice
+   * this from connecting to the end of its headers.
    */
   headersTimeoutSeconds: secondsFrom(1, 300).default(HTTP_LISTENER_DEFAULTS.headersTimeoutSeconds),
   /**

@@ -4,7 +4,9 @@
  * use, and the five-field body on every refusal made before a route runs.
  *
  * - Headers must arrive within `headersTimeoutMs` of a request's first byte (a new connection's
- *   opening; with TLS, the handshake too): Node's headersTimeout, checked every second.
+ *   opening): Node's headersTimeout, checked every second. With TLS that clock starts once the
+ *   handshake is done, and the handshake has `headersTimeoutMs` of its own (handshakeTimeout), so
+ *   a TLS client may take up to twice it from connecting to the end of its headers.
  * - A body must arrive within `requestTimeoutMs` of its headers, sendbulk's within
  *   `bulkRequestTimeoutMs`: RequestDeadlines, one sweep a second on the injected Clock. Node's
  *   requestTimeout is server-wide, so it is only a backstop here, set past the longest deadline.
@@ -44,7 +46,10 @@ export interface HttpTlsSettings {
 }
 
 export interface HttpListenerSettings {
-  /** Milliseconds from a request's first byte (a connection's opening) to the end of its headers. Default 10,000. > 0. */
+  /**
+   * Milliseconds from a request's first byte (a connection's opening; with TLS, the end of its
+   * handshake) to the end of its headers; with TLS, the handshake's own limit too. Default 10,000. > 0.
+   */
   headersTimeoutMs: number;
   /**
    * Milliseconds from the end of a request's headers to the end of its body, every route but

@@ -1,12 +1,14 @@
 /**
  * TLS on the API listener, with the test certificates of test/fixtures/tls, configured as an
  * operator would (http.tls in a config file, paths relative to it): the API is served over TLS
- * and not in clear; refusals made before a route keep their five-field body over TLS; with
- * requestClientCert a client without a certificate signed by ca cannot complete a request.
+ * and not in clear; refusals made before a route keep their five-field body over TLS; the
+ * handshake and then the headers each have http.headersTimeoutSeconds; with requestClientCert a
+ * client without a certificate signed by ca cannot complete a request.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { listenerSettings } from '../../../src/ingress/http/listener.js';
@@ -23,9 +25,9 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** The harness listening with the http.tls of a config file in test/fixtures/tls. */
-async function listeningTls(tls: string): Promise<number> {
-  const config = await parseConfig(`upstreams: [{ name: p, host: 127.0.0.1, systemId: s, password: pw }]\nhttp: { tls: ${tls} }\n`, TLS_DIR);
+/** The harness listening with the http.tls (and `more` http keys) of a config file in test/fixtures/tls. */
+async function listeningTls(tls: string, more = ''): Promise<number> {
+  const config = await parseConfig(`upstreams: [{ name: p, host: 127.0.0.1, systemId: s, password: pw }]\nhttp: { ${more}tls: ${tls} }\n`, TLS_DIR);
   const listening = await listeningHarness({ listener: listenerSettings(config.http) });
   h = listening.h;
   return listening.port;
@@ -59,6 +61,36 @@ describe('http.tls', () => {
     });
     await res.connection.closed;
   });
+
+  it('a client has headersTimeoutSeconds for its handshake and as long again for its headers; one that never starts its handshake is closed', async () => {
+    const port = await listeningTls('{ cert: server.crt, key: server.key }', 'headersTimeoutSeconds: 3, ');
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Two thirds of the limit before its ClientHello, two thirds after its handshake: more than the limit in all, and served.
+    const raw = netConnect({ host: '127.0.0.1', port });
+    await new Promise((resolve) => raw.once('connect', resolve));
+    await sleep(2000);
+    const secure = tlsConnect({ socket: raw, ca: CA, servername: 'localhost' });
+    await new Promise((resolve, reject) => { secure.once('secureConnect', resolve); secure.once('error', reject); });
+    await sleep(2000);
+    let received = '';
+    secure.setEncoding('latin1');
+    secure.on('data', (chunk: string) => { received += chunk; });
+    secure.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await new Promise<void>((resolve, reject) => {
+      const poll = setInterval(() => { if (received.includes('\r\n\r\n')) { clearInterval(poll); resolve(); } }, 10);
+      secure.once('close', () => { clearInterval(poll); reject(new Error(`closed; received ${JSON.stringify(received)}`)); });
+    });
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    secure.destroy();
+
+    // No handshake at all: closed without a byte at the handshake's limit, not before.
+    const opened = Date.now();
+    const silent = new RawConnection(port);
+    await silent.connected;
+    await silent.closed;
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(2900);
+    expect(silent.received).toBe('');
+  }, 30_000);
 
   it('with requestClientCert, a client certificate signed by ca is required', async () => {
     const port = await listeningTls('{ cert: server.crt, key: server.key, ca: ca.crt, requestClientCert: true }');
