@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { MAX_PENDING_DELIVERIES_DEFAULT } from '../config/upstream-schema.js';
 import { SystemClock } from '../core/clock.js';
 import { silentLog } from '../core/log.js';
 import { buildStatusTable } from '../smpp/command-status.js';
@@ -53,6 +54,7 @@ export async function runBenchClient(argv: string[]): Promise<number> {
     ratePerBind: rate, burst: Number(values.burst),
     throttle: { pauseMs: 1_000, minRate: 10, recoverPerSecond: Math.max(1, rate / 10) },
     reconnect: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
+    maxPendingDeliveries: MAX_PENDING_DELIVERIES_DEFAULT,
   }));
   const pool = new Pool({
     upstreams: [{

@@ -35,6 +35,7 @@ export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
       recoverPerSecond: u.throttle.recoverPerSecond,
     },
     reconnect: { initialMs: u.reconnect.initialSeconds * 1000, maxMs: u.reconnect.maxSeconds * 1000, multiplier: 2 },
+    maxPendingDeliveries: u.maxPendingDeliveries,
   }));
   const perSecond = u.ratePerBind > 0 ? u.ratePerBind * u.binds : 10_000;
   return {

@@ -17,6 +17,9 @@ export const PASSWORD_MAX = 8;
 const SYSTEM_TYPE_MAX = 12;
 const ADDRESS_RANGE_MAX = 40;
 
+/** `maxPendingDeliveries` when the file leaves it out: far more than an SMSC's own window of deliver_sm. */
+export const MAX_PENDING_DELIVERIES_DEFAULT = 1_000;
+
 /** `parkedReceipts` when the file leaves it out: ample for receipts that overtake their response, bounded for those that never match. */
 export const PARKED_RECEIPTS_DEFAULTS = { max: 50_000, maxAgeSeconds: 3_600 } as const;
 
@@ -179,6 +182,11 @@ export const upstreamSchema = z.strictObject({
    * is in no client's `inboundNumbers`. Default: none; such messages go to no client.
    */
   inboundClient: nonEmpty().optional(),
+  /**
+   * deliver_sm and data_sm (receipts, MO messages) each bind is storing at once, at most. Default
+   * 1000. 1–100000. Past it the SMSC is answered ESME_RTHROTTLED at once and delivers again later.
+   */
+  maxPendingDeliveries: wholeNumber(1, 100_000).default(MAX_PENDING_DELIVERIES_DEFAULT),
 }).superRefine((u, ctx) => {
   // A receipt may come before a submit_sm_resp that comes late (within the grace of one more timeout).
   if (u.parkedReceipts.maxAgeSeconds < 2 * u.responseTimeoutSeconds) {

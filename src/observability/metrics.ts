@@ -46,6 +46,7 @@ export class Metrics {
   readonly #retries: Counter<'upstream' | 'status'>;
   readonly #throttled: Counter<'upstream' | 'bind'>;
   readonly #reconnects: Counter<'upstream' | 'bind'>;
+  readonly #deliveriesThrottled: Counter<'upstream'>;
   readonly #webhookAttempts: Counter<'client' | 'result'>;
   readonly #webhookRequest: Histogram<'client'>;
   readonly #eventLatency: Histogram<'client' | 'kind'>;
@@ -81,6 +82,11 @@ export class Metrics {
     this.#retries = new Counter({ name: 'smppd_submit_retries_total', help: 'parts queued again for a retryable command_status', labelNames: ['upstream', 'status'], registers: [r] });
     this.#throttled = new Counter({ name: 'smppd_throttle_episodes_total', help: 'times a bind was throttled and slowed down', labelNames: ['upstream', 'bind'], registers: [r] });
     this.#reconnects = new Counter({ name: 'smppd_bind_reconnects_total', help: 'times a bind went down and will reconnect', labelNames: ['upstream', 'bind'], registers: [r] });
+    this.#deliveriesThrottled = new Counter({
+      name: 'smppd_deliveries_throttled_total',
+      help: 'deliver_sm and data_sm answered ESME_RTHROTTLED because their bind was storing maxPendingDeliveries already (the SMSC delivers them again later)',
+      labelNames: ['upstream'], registers: [r],
+    });
 
     this.#webhookAttempts = new Counter({ name: 'smppd_webhook_attempts_total', help: 'webhook POSTs by result: ok, status (not 2xx), timeout, network, tls', labelNames: ['client', 'result'], registers: [r] });
     this.#webhookRequest = new Histogram({
@@ -233,6 +239,10 @@ export class Metrics {
 
   reconnect(upstream: string, bind: string): void {
     this.#reconnects.inc({ upstream, bind });
+  }
+
+  deliveryThrottled(upstream: string): void {
+    this.#deliveriesThrottled.inc({ upstream });
   }
 
   webhookAttempt(client: string, result: string, seconds: number): void {

@@ -4,10 +4,10 @@ import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
 import { TokenBucket } from '../core/token-bucket.js';
 import type { ScopedWarnings } from '../core/warning-throttle.js';
-import { statusName } from './command-status.js';
+import { Status, statusName } from './command-status.js';
 import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
-import type { SubmitSmPdu } from './pdu.js';
+import type { DataSmPdu, DeliverSmPdu, SubmitSmPdu } from './pdu.js';
 import { ThrottleController, type ThrottleSettings } from './throttle.js';
 import { isUnencodable } from './wire.js';
 
@@ -26,6 +26,12 @@ export interface BindSettings extends SessionSettings {
   burst: number;
   throttle: Omit<ThrottleSettings, 'maxRate'>;
   reconnect: BackoffPolicy;
+  /**
+   * deliver_sm and data_sm being handled (stored) at once, at most (≥ 1): past it the SMSC is
+   * answered ESME_RTHROTTLED at once, so one that sends without waiting for answers cannot pile
+   * up store calls and memory.
+   */
+  maxPendingDeliveries: number;
 }
 
 /** What the pool hears from a bind: the session's outcomes plus readiness and state. */
@@ -33,6 +39,8 @@ export interface BindHandlers<T> extends Omit<SessionHandlers<T>, 'ready' | 'clo
   /** The bind may be able to send again (bound, slot freed, socket drained, token due). */
   ready(): void;
   stateChanged(bind: Bind<T>, state: BindState, detail: string): void;
+  /** A deliver_sm or data_sm was answered ESME_RTHROTTLED: `maxPendingDeliveries` were being handled. */
+  deliveryThrottled(bind: Bind<T>): void;
 }
 
 export interface BindStats {
@@ -75,6 +83,8 @@ export class Bind<T> {
   #lastError = '';
   #running: Promise<void> | undefined;
   readonly #batchWakeMs: number;
+  /** deliver_sm / data_sm handed to the handler and not yet answered, across sessions (a store call outlives its link). */
+  #pendingDeliveries = 0;
 
   constructor(
     private readonly settings: BindSettings,
@@ -236,7 +246,7 @@ export class Bind<T> {
         uncertain: (ctx, cause) => h.uncertain(ctx, cause),
         late: (ctx, r) => h.late(ctx, r),
         lateExpired: (ctx) => h.lateExpired(ctx),
-        deliver: (pdu) => h.deliver(pdu),
+        deliver: (pdu) => this.#deliver(pdu),
         ready: () => h.ready(),
         closed: (reason) => closed(reason),
       }, this.warnings);
@@ -258,6 +268,27 @@ export class Bind<T> {
     const reason = await closedPromise;
     this.#session = undefined;
     return this.#stopping ? { kind: 'stopped' } : { kind: 'closed', reason };
+  }
+
+  /**
+   * Hands a deliver_sm or data_sm on, unless `maxPendingDeliveries` are being handled already:
+   * then it is answered ESME_RTHROTTLED, which tells the SMSC to deliver it again later (SMPP v3.4
+   * §5.1.3). Nothing is lost: nothing was taken.
+   */
+  async #deliver(pdu: DeliverSmPdu | DataSmPdu): Promise<number> {
+    const max = this.settings.maxPendingDeliveries;
+    if (this.#pendingDeliveries >= max) {
+      this.handlers.deliveryThrottled(this);
+      this.warnings.warn('deliveries_throttled', { event: 'deliveries_throttled', pending: this.#pendingDeliveries, maxPendingDeliveries: max },
+        'SMSC sends deliver_sm faster than they are stored (maxPendingDeliveries being handled): answered ESME_RTHROTTLED');
+      return Status.RTHROTTLED;
+    }
+    this.#pendingDeliveries++;
+    try {
+      return await this.handlers.deliver(pdu);
+    } finally {
+      this.#pendingDeliveries--;
+    }
   }
 
   #setState(state: BindState, detail: string): void {

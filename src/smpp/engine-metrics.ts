@@ -18,6 +18,8 @@ export interface EngineMetrics {
   throttled(upstream: string, bind: string): void;
   /** A bind reconnected. */
   reconnect(upstream: string, bind: string): void;
+  /** A deliver_sm or data_sm was answered ESME_RTHROTTLED: its bind had `maxPendingDeliveries` being stored. */
+  deliveryThrottled(upstream: string): void;
 }
 
 export const noEngineMetrics: EngineMetrics = {
@@ -28,4 +30,5 @@ export const noEngineMetrics: EngineMetrics = {
   retry: () => {},
   throttled: () => {},
   reconnect: () => {},
+  deliveryThrottled: () => {},
 };

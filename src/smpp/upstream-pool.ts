@@ -133,6 +133,7 @@ export class UpstreamPool extends EventEmitter {
           if (state === 'backoff') metrics.reconnect(this.name, bind.id);
           onBindState(bind.id, state, detail);
         },
+        deliveryThrottled: () => metrics.deliveryThrottled(this.name),
       }, warnings.scoped(bindLog, id));
     });
   }

@@ -33,6 +33,7 @@ export interface TestUpstream {
   enquireLinkMs?: number;
   maxAttempts?: number;
   maxQueued?: number;
+  maxPendingDeliveries?: number;
 }
 
 export function upstream(o: TestUpstream): UpstreamSettings {
@@ -54,6 +55,7 @@ export function upstream(o: TestUpstream): UpstreamSettings {
     burst: o.burst ?? 20,
     throttle: { pauseMs: 1_000, minRate: 10, recoverPerSecond: 100 },
     reconnect: { initialMs: 50, maxMs: 1_000, multiplier: 2 },
+    maxPendingDeliveries: o.maxPendingDeliveries ?? 1_000,
   }));
   return {
     name: 'sim', binds, onUncertain: o.onUncertain ?? 'resend', maxAttempts: o.maxAttempts ?? 5,
@@ -87,7 +89,7 @@ export async function ioTurns(n = 5): Promise<void> {
 
 /** A Metrics recorder for assertions. */
 export function recordingMetrics() {
-  const counts = { uncertain: 0, late: 0, duplicate: 0, retry: 0, throttled: 0, reconnect: 0, responses: new Map<string, number>() };
+  const counts = { uncertain: 0, late: 0, duplicate: 0, retry: 0, throttled: 0, reconnect: 0, deliveryThrottled: 0, responses: new Map<string, number>() };
   const metrics: EngineMetrics = {
     response: (_u, s) => counts.responses.set(s, (counts.responses.get(s) ?? 0) + 1),
     uncertain: () => { counts.uncertain++; },
@@ -96,6 +98,7 @@ export function recordingMetrics() {
     retry: () => { counts.retry++; },
     throttled: () => { counts.throttled++; },
     reconnect: () => { counts.reconnect++; },
+    deliveryThrottled: () => { counts.deliveryThrottled++; },
   };
   return { counts, metrics };
 }

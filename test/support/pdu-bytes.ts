@@ -67,3 +67,14 @@ export function submitSmBytes(seq: number, dest: string, text: Buffer, opts: { s
     .u8(opts.registeredDelivery ?? 0).u8(0).u8(opts.dataCoding ?? 0).u8(0)
     .sm(text);
 }
+
+/** deliver_sm bytes of an MO message in the default alphabet (SMPP v3.4 §4.6.1, the layout of submit_sm). */
+export function deliverSmBytes(seq: number, source: string, dest: string, text: Buffer, opts: { esmClass?: number; dataCoding?: number } = {}): PduBytes {
+  return new PduBytes(0x00000005, seq)
+    .cstr('').u8(1).u8(1).cstr(source)
+    .u8(0).u8(0).cstr(dest)
+    .u8(opts.esmClass ?? 0).u8(0).u8(0)
+    .cstr('').cstr('')
+    .u8(0).u8(0).u8(opts.dataCoding ?? 0).u8(0)
+    .sm(text);
+}

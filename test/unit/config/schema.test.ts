@@ -103,6 +103,7 @@ describe('a bad value is refused with its key path and the reason', () => {
       'upstreams[0].parkedReceipts.maxAgeSeconds: must be ≥ 2 × responseTimeoutSeconds (60): a receipt may come before a late submit_sm_resp'],
     ['parkedReceipts.maxAgeSeconds shorter than a postgres lease', `${base}    parkedReceipts: { maxAgeSeconds: 300 }\nstore: { kind: postgres, url: "postgres://db/smppd", leaseSeconds: 600 }\n`,
       'upstreams[0].parkedReceipts.maxAgeSeconds: must be ≥ store.leaseSeconds (600) with store kind postgres'],
+    ['maxPendingDeliveries 0', `${base}    maxPendingDeliveries: 0\n`, 'upstreams[0].maxPendingDeliveries: must be a whole number from 1 to 100000'],
     ['negative log.warningIntervalSeconds', `${base}log: { warningIntervalSeconds: -1 }\n`, 'log.warningIntervalSeconds: must be a whole number from 0 to 86400'],
     ['http.listen without a port', `${base}http: { listen: localhost }\n`,
       'http.listen: must be host:port, e.g. 127.0.0.1:8080 or [::1]:8080, with a port of 0–65535'],
@@ -237,7 +238,7 @@ describe('defaults', () => {
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
       receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
       sourceAddress: { alphanumeric: { ton: 5, npi: 0 }, international: { ton: 1, npi: 1 }, shortCode: { ton: 3, npi: 0 } },
-      parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 },
+      parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 }, maxPendingDeliveries: 1_000,
     });
   });
 
