@@ -54,7 +54,7 @@ export class WarningThrottle {
     this.#intervalMs = Math.max(0, intervalMs);
   }
 
-  /** As `warn`, at error: for a fault of smppd's own that repeats (one per message would flood the log as a bad SMSC would). */
+  /** As `warn`, at error: for a failure of smppd's own that repeats (a store failing each deliver_sm, a fault in the submit path); one line per occurrence would flood the log as a bad SMSC would. */
   error(log: Log, kind: string, fields: object, message: string): void {
     this.#note(kind, { log, level: 'error', fields, message });
   }

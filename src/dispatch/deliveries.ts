@@ -21,9 +21,13 @@ export interface DeliveryUpstream extends ReceiptSettings {
 }
 
 export interface DeliveryCounters {
-  /** `no_id`: a receipt that names no message id, answered ESME_ROK and dropped (nothing could ever match it). */
+  /**
+   * `no_id`: a receipt that names no message id, answered ESME_ROK and dropped (nothing could ever
+   * match it); `error`: the store failed, answered with a temporary error.
+   */
   receipt(upstream: string, result: 'matched' | 'parked' | 'ignored' | 'unknown_stat' | 'no_id' | 'error'): void;
-  inbound(upstream: string): void;
+  /** `stored`: an MO message stored (whole, or incomplete after its wait); `error`: the store failed on a part, answered with a temporary error. */
+  inbound(upstream: string, result: 'stored' | 'error'): void;
 }
 
 const noCounters: DeliveryCounters = { receipt: () => {}, inbound: () => {} };
@@ -56,7 +60,7 @@ export class Deliveries {
     routeInbound?: (upstream: string, destination: string) => InboundRoute;
     /** Told of each receipt parked, to keep the parking bounded (`ReceiptParking`). Default: none. */
     parking?: { parked(upstream: string): void };
-    /** Receipts that cannot be matched, logged once per kind per interval; its owner closes it. Default: one at the default interval. */
+    /** Receipts that cannot be matched and store failures, logged once per kind per upstream per interval; its owner closes it. Default: one at the default interval. */
     warnings?: WarningThrottle;
   }) {
     this.#store = o.store;
@@ -75,13 +79,17 @@ export class Deliveries {
   readonly handle = async (upstream: string, bind: string, pdu: DeliverSmPdu | DataSmPdu): Promise<number> => {
     const u = this.#upstreams.get(upstream);
     if (!u) return Status.RSYSERR;
+    const isReceipt = UpstreamReceipts.isReceipt(pdu);
     try {
-      if (UpstreamReceipts.isReceipt(pdu)) await this.#receipt(upstream, bind, u.receipts, pdu);
+      if (isReceipt) await this.#receipt(upstream, bind, u.receipts, pdu);
       else await this.#inbound(upstream, bind, u.defaultAlphabet, pdu);
       return Status.ROK;
     } catch (e) {
-      this.#counters.receipt(upstream, 'error');
-      this.#log.error({ event: 'store_error', upstream, bind, err: e }, 'could not store a deliver_sm; answered with a temporary error so the SMSC sends it again');
+      if (isReceipt) this.#counters.receipt(upstream, 'error');
+      else this.#counters.inbound(upstream, 'error');
+      // Once per upstream per interval: a store that is down fails every deliver_sm the SMSC sends (and sends again).
+      this.#warnings.error(this.#log, `store_error@${upstream}`, { event: 'store_error', upstream, bind, kind: isReceipt ? 'receipt' : 'inbound', err: e },
+        'could not store a deliver_sm; answered with a temporary error so the SMSC sends it again');
       return Status.RX_T_APPN;
     }
   };
@@ -98,7 +106,7 @@ export class Deliveries {
     for (;;) {
       const stored = await this.#store.expireInboundParts(before, EXPIRE_BATCH);
       for (const m of stored) {
-        this.#counters.inbound(m.upstream);
+        this.#counters.inbound(m.upstream, 'stored');
         incomplete.set(m.upstream, (incomplete.get(m.upstream) ?? 0) + 1);
       }
       if (stored.length < EXPIRE_BATCH) break;
@@ -161,7 +169,7 @@ export class Deliveries {
     const addressed = { upstream, ...route, source: pdu.sourceAddr, destination: pdu.destinationAddr, receivedAt };
     if (concat) {
       const outcome = await this.#store.recordInboundPart({ ...addressed, ...concat, piece, defaultAlphabet });
-      if (outcome.kind === 'stored') this.#counters.inbound(upstream);
+      if (outcome.kind === 'stored') this.#counters.inbound(upstream, 'stored');
       return;
     }
     const m = assembleMo(1, [piece], defaultAlphabet);
@@ -170,6 +178,6 @@ export class Deliveries {
     await this.#store.recordInbound({
       ...addressed, text: m.text, dataCoding: m.dataCoding, parts: 1, problems: m.problems, ...(m.raw ? { raw: m.raw } : {}),
     });
-    this.#counters.inbound(upstream);
+    this.#counters.inbound(upstream, 'stored');
   }
 }

@@ -58,7 +58,7 @@ export class Metrics {
   readonly #httpConnections: Gauge;
   readonly #receipts: Counter<'upstream' | 'result'>;
   readonly #parkedDropped: Counter<'upstream' | 'reason'>;
-  readonly #inbound: Counter<'upstream'>;
+  readonly #inbound: Counter<'upstream' | 'result'>;
   readonly #dispatched: Counter<'upstream' | 'via'>;
   readonly #amqpMessages: Counter<'result'>;
   readonly #rateLimited: Counter<'client' | 'ingress'>;
@@ -128,7 +128,11 @@ export class Metrics {
       name: 'smppd_dispatched_total', help: 'messages handed to the binds, by how they left the store: claim (taken from the queue), accept (stored claimed and handed over at once: the queue was empty)',
       labelNames: ['upstream', 'via'], registers: [r],
     });
-    this.#inbound = new Counter({ name: 'smppd_inbound_total', help: 'inbound (MO) messages stored', labelNames: ['upstream'], registers: [r] });
+    this.#inbound = new Counter({
+      name: 'smppd_inbound_total',
+      help: 'inbound (MO) messages by result: stored (whole, or incomplete after their wait), error (a part the store failed on, answered with a temporary error)',
+      labelNames: ['upstream', 'result'], registers: [r],
+    });
     this.#amqpMessages = new Counter({
       name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure), waiting (past its client\'s rate limit or at its clients[].maxQueued: set aside in the client\'s wait queue, counted again when it is settled from there)',
       labelNames: ['result'], registers: [r],
@@ -281,8 +285,8 @@ export class Metrics {
     this.#receipts.inc({ upstream, result });
   }
 
-  inbound(upstream: string): void {
-    this.#inbound.inc({ upstream });
+  inbound(upstream: string, result: string): void {
+    this.#inbound.inc({ upstream, result });
   }
 
   /** `ParkingCounters` of the receipt parking. */

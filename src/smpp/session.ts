@@ -314,8 +314,9 @@ export class Session<T> {
       this.#conn.send({ command: pdu.command === 'deliver_sm' ? 'deliver_sm_resp' : 'data_sm_resp', commandStatus: status, sequenceNumber: pdu.sequenceNumber, messageId: '' });
     };
     this.handlers.deliver(pdu).then(respond, (e: unknown) => {
-      // A temporary error makes the SMSC deliver it again later (SMPP v3.4 §5.1.3).
-      this.log.error({ event: 'deliver_failed', err: (e as Error).message }, 'could not take a deliver_sm; answered with a temporary error');
+      // A temporary error makes the SMSC deliver it again later (SMPP v3.4 §5.1.3). A handler that
+      // fails fails for each PDU the SMSC sends: once per interval, not a line per PDU.
+      this.warnings.error('deliver_failed', { event: 'deliver_failed', err: (e as Error).message }, 'could not take a deliver_sm; answered with a temporary error');
       respond(Status.RX_T_APPN);
     });
   }

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
+import { WarningThrottle } from '../../../src/core/warning-throttle.js';
 import { Deliveries, MO_MAX_WAIT_MS } from '../../../src/dispatch/deliveries.js';
 import { submitSmDefaults, type DeliverSmPdu } from '../../../src/smpp/pdu.js';
 import type { InboundRecord, ReceiptRecord, Store } from '../../../src/store/store.js';
+import { recordingLog } from '../../support/http.js';
 import { storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 const receipt = (id: string, stat = 'DELIVRD'): DeliverSmPdu => ({
@@ -49,6 +51,40 @@ describe('Deliveries', () => {
     expect(await make(storeWith(async () => ({ kind: 'parked' }), async (r) => { inbound.push(r); })).handle('up', 'up#0', mo)).toBe(0);
     expect(inbound[0]).toMatchObject({ upstream: 'up', source: '4915112345678', destination: 'smppd', text: 'Hello there', parts: 1 });
     expect(await make(storeWith(async () => ({ kind: 'parked' }), async () => { throw new Error('locked'); })).handle('up', 'up#0', mo)).toBe(0x64);
+  });
+});
+
+describe('Deliveries: a failing store', () => {
+  function failing() {
+    const clock = new ManualClock();
+    const lines: string[] = [];
+    const counted: string[] = [];
+    const fail = async (): Promise<never> => { throw new Error('disk full'); };
+    const deliveries = new Deliveries({
+      store: storeWith(fail, fail), clock, log: recordingLog(lines), warnings: new WarningThrottle(clock, 60_000),
+      counters: { receipt: (u, r) => counted.push(`receipt ${u} ${r}`), inbound: (u, r) => counted.push(`inbound ${u} ${r}`) },
+      upstreams: ['up', 'other'].map((name) => ({ name, defaultAlphabet: 'gsm7' as const, receiptIdFormat: 'auto' as const, smscTimeZone: 'UTC' })),
+    });
+    const logged = () => lines.map((l) => JSON.parse(l) as { level: string; event?: string; upstream?: string; repeated?: number });
+    return { clock, deliveries, counted, logged };
+  }
+
+  it('logs store_error once per upstream per interval, with the count, not a line per deliver_sm', async () => {
+    const { clock, deliveries, logged } = failing();
+    for (let i = 0; i < 100; i++) {
+      expect(await deliveries.handle('up', 'up#0', receipt(String(i)))).toBe(0x64);
+      expect(await deliveries.handle('other', 'other#0', receipt(String(i)))).toBe(0x64);
+    }
+    expect(logged().map((l) => [l.level, l.event, l.upstream])).toEqual([['error', 'store_error', 'up'], ['error', 'store_error', 'other']]);
+    clock.advance(60_000);
+    expect(logged().slice(2).map((l) => [l.upstream, l.repeated])).toEqual([['up', 99], ['other', 99]]);
+  });
+
+  it('counts a receipt it could not store as a receipt error, and an MO message as an inbound error', async () => {
+    const { deliveries, counted } = failing();
+    await deliveries.handle('up', 'up#0', receipt('1'));
+    await deliveries.handle('up', 'up#0', { ...receipt('x'), esmClass: 0, shortMessage: Buffer.from('Hello there') });
+    expect(counted).toEqual(['receipt up error', 'inbound up error']);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
- * An SMSC that sends deliver_sm without waiting for their answers must not pile up store calls
- * and memory: past `maxPendingDeliveries` being stored on a bind, the rest are answered
- * ESME_RTHROTTLED at once (SMPP v3.4 §5.1.3: the SMSC delivers them again later), and what was
- * answered ESME_RTHROTTLED was never taken, so delivering it again loses nothing.
+ * An SMSC that floods a bind with deliver_sm. Sent without waiting for their answers, they must
+ * not pile up store calls and memory: past `maxPendingDeliveries` being stored on a bind, the rest
+ * are answered ESME_RTHROTTLED at once (SMPP v3.4 §5.1.3: the SMSC delivers them again later), and
+ * what was answered ESME_RTHROTTLED was never taken, so delivering it again loses nothing. Nor may
+ * a handler that fails each of them write a line each.
  */
 import { afterEach, expect, it } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
@@ -87,4 +88,22 @@ it('answers ESME_RTHROTTLED at once past maxPendingDeliveries being stored, and 
   const stored = folder.inspect().prepare('SELECT text FROM inbound ORDER BY id').all() as Array<{ text: string }>;
   expect(stored).toHaveLength(20);
   expect(mostStoring).toBeLessThanOrEqual(MAX_PENDING);
+});
+
+it('answers a temporary error to each deliver_sm its handler fails, and logs that once per interval with the count', async () => {
+  const smsc = await FakeSmsc.start();
+  cleanups.push(() => smsc.stop());
+  const lines: string[] = [];
+  const clock = new SystemClock();
+  const pool: Pool = makePool({ port: smsc.port }, clock, { log: recordingLog(lines), deliver: async () => { throw new Error('store gone'); } });
+  pool.start();
+  const link = await smsc.boundLink();
+  link.write(Buffer.concat(Array.from({ length: 50 }, (_, i) => mo(i + 1))));
+  expect(await link.waitFor(() => answers(link, 1).length === 50, 5_000)).toBe(true);
+  expect(answers(link, 1).every((p) => p.status === 0x64)).toBe(true); // ESME_RX_T_APPN
+  const failed = () => lines.map((l) => JSON.parse(l) as { level: string; event?: string; repeated?: number }).filter((l) => l.event === 'deliver_failed');
+  expect(failed()).toEqual([expect.objectContaining({ level: 'error', err: 'store gone' })]);
+  // At the stop, what was held back is told: the other 49 in one line.
+  await pool.stop(100);
+  expect(failed().map((l) => l.repeated)).toEqual([undefined, 49]);
 });
