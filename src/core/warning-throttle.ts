@@ -13,8 +13,12 @@ import type { Log } from './log.js';
 
 /** Default interval between two lines of one kind, ms (`log.warningIntervalSeconds`). */
 export const DEFAULT_WARNING_INTERVAL_MS = 60_000;
-/** Kinds tracked at most; past that, new kinds share one ('other'). */
+/**
+ * Kinds tracked at most; past that, the kinds whose interval has ended are dropped (at most once
+ * per interval), and if none has, new kinds share one (`OTHER`).
+ */
 const MAX_KINDS = 1_000;
+const OTHER = 'other';
 
 type Level = 'error' | 'warn' | 'info';
 
@@ -46,6 +50,8 @@ export class WarningThrottle {
   readonly #intervalMs: number;
   readonly #kinds = new Map<string, KindState>();
   #timer: { at: number; handle: TimerHandle } | undefined;
+  /** Monotonic ms: before this, a full map is not swept again for ended intervals. */
+  #nextSweep = -Infinity;
   #closed = false;
 
   /** `intervalMs` ≥ 0; 0 logs every occurrence (nothing is held, no timer). */
@@ -90,7 +96,7 @@ export class WarningThrottle {
   #note(kind: string, line: Line): void {
     if (this.#intervalMs === 0 || this.#closed) return emit(line, {});
     const now = this.#clock.now();
-    const key = this.#kinds.has(kind) || this.#kinds.size < MAX_KINDS ? kind : 'other';
+    const key = this.#keyOf(kind, now);
     const state = this.#kinds.get(key);
     if (state === undefined || now >= state.until) {
       // A new interval: what the last one counted first (its timer may not have run yet), then this one at once.
@@ -113,6 +119,19 @@ export class WarningThrottle {
     state.last = undefined;
   }
 
+  /**
+   * `kind`, or `OTHER` when MAX_KINDS are tracked and none of them has ended its interval. Ended
+   * ones are otherwise dropped only when the timer runs, and it runs only for kinds with repeats.
+   */
+  #keyOf(kind: string, now: number): string {
+    if (this.#kinds.has(kind) || this.#kinds.size < MAX_KINDS) return kind;
+    // A flood of new kinds sweeps the map once per interval, not once per warning.
+    if (now < this.#nextSweep) return OTHER;
+    this.#nextSweep = now + this.#intervalMs;
+    this.#sweep(now);
+    return this.#kinds.size < MAX_KINDS ? kind : OTHER;
+  }
+
   #arm(at: number): void {
     if (this.#timer !== undefined && this.#timer.at <= at) return;
     this.#timer?.handle.cancel();
@@ -121,7 +140,15 @@ export class WarningThrottle {
 
   #onTimer(): void {
     this.#timer = undefined;
-    const now = this.#clock.now();
+    const next = this.#sweep(this.#clock.now());
+    if (next !== Infinity) this.#arm(next);
+  }
+
+  /**
+   * Ends the intervals that are over: a kind with repeats has them told and starts a new interval,
+   * one without is dropped. Returns when the next interval with repeats ends (Infinity: none).
+   */
+  #sweep(now: number): number {
     let next = Infinity;
     for (const [kind, state] of this.#kinds) {
       if (now < state.until) {
@@ -136,7 +163,7 @@ export class WarningThrottle {
       this.#tell(state);
       state.until = now + this.#intervalMs;
     }
-    if (next !== Infinity) this.#arm(next);
+    return next;
   }
 }
 

@@ -91,4 +91,31 @@ describe('WarningThrottle', () => {
     for (let i = 0; i < 5_000; i++) throttle.warn(log, `kind${i}`, { i }, 'w');
     expect(parsed()).toHaveLength(1_001);
   });
+
+  it('when it tracks all it may, drops the kinds whose interval ended (at most once per interval) before new kinds share one', () => {
+    const { clock, log, throttle, parsed } = setup(1_000);
+    const said = (): unknown[] => parsed().map((l) => l['k']);
+    // Each once: no repeats, so no timer ever runs to drop them.
+    for (let i = 0; i < 999; i++) throttle.warn(log, `a${i}`, { k: `a${i}` }, 'w');
+    clock.advance(500);
+    throttle.warn(log, 'b', { k: 'b' }, 'w');
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(500);
+    // The a's intervals are over: a new kind drops them and is told as its own, and so is the next.
+    throttle.warn(log, 'c', { k: 'c' }, 'w');
+    throttle.warn(log, 'd', { k: 'd' }, 'w');
+    expect(said().slice(1_000)).toEqual(['c', 'd']);
+    // Full again within the same interval: b's is over at 1,500, but the map is not swept again
+    // before 2,000, so the new kinds share one (the first told, the next counted).
+    for (let i = 0; i < 997; i++) throttle.warn(log, `e${i}`, { k: `e${i}` }, 'w');
+    clock.advance(600);
+    throttle.warn(log, 'f', { k: 'f' }, 'w');
+    throttle.warn(log, 'g', { k: 'g' }, 'w');
+    expect(said().slice(1_999)).toEqual(['f']);
+    clock.advance(400);
+    throttle.warn(log, 'h', { k: 'h' }, 'w');
+    expect(said().slice(2_000)).toEqual(['h']);
+    throttle.warn(log, 'i', { k: 'i' }, 'w');
+    expect(said().slice(2_000)).toEqual(['h', 'i']);
+  });
 });
