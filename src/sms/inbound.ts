@@ -30,11 +30,18 @@ export interface MoPiece {
   readonly udhInvalid: boolean;
 }
 
+/**
+ * How a part names its message: a UDH concatenation element with an 8-bit or a 16-bit reference
+ * (TS 23.040 §9.2.3.24.1 and .8), or the sar_* TLVs (16 bits, SMPP v3.4 §5.3.2.22). A reference is
+ * a message's only by its scheme: an 8-bit and a 16-bit reference 7 are two messages.
+ */
+export type ConcatScheme = 'udh8' | 'udh16' | 'sar';
+
 /** A part, framed: its piece, and the message it belongs to when it is one of several. */
 export interface FramedMo {
   readonly piece: MoPiece;
-  /** The concatenation reference and part count (2..255); absent for a message of one part. */
-  readonly concat?: { readonly ref: number; readonly total: number };
+  /** The concatenation reference, its scheme and the part count (2..255); absent for a message of one part. */
+  readonly concat?: { readonly scheme: ConcatScheme; readonly ref: number; readonly total: number };
 }
 
 export interface AssembledMo {
@@ -61,14 +68,14 @@ export function frameMo(part: MoPart): FramedMo {
   const body = udh ? udh.body : userData;
   const shift = udh?.nationalShift;
   const base = { dataCoding: part.dataCoding, body, udhInvalid: udhi && !udh, ...(shift ? { shift } : {}) };
-  const concat = udh?.concat ?? sarOf(part.sar);
+  const concat = udh?.concat ? { ...udh.concat, scheme: udh.concat.referenceBits === 16 ? 'udh16' as const : 'udh8' as const } : sarOf(part.sar);
   if (!concat || concat.total === 1) return { piece: { ...base, seq: 1 } };
-  return { piece: { ...base, seq: concat.seq }, concat: { ref: concat.ref, total: concat.total } };
+  return { piece: { ...base, seq: concat.seq }, concat: { scheme: concat.scheme, ref: concat.ref, total: concat.total } };
 }
 
-function sarOf(sar: MoPart['sar']): { ref: number; total: number; seq: number } | undefined {
+function sarOf(sar: MoPart['sar']): { scheme: 'sar'; ref: number; total: number; seq: number } | undefined {
   if (!sar || sar.total < 1 || sar.seq < 1 || sar.seq > sar.total) return undefined;
-  return { ref: sar.refNum, total: sar.total, seq: sar.seq };
+  return { scheme: 'sar', ref: sar.refNum, total: sar.total, seq: sar.seq };
 }
 
 /**

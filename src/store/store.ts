@@ -8,7 +8,7 @@
  * promise has resolved. Times are wall-clock milliseconds since the epoch (the caller's
  * `Clock.wallNow()`), never read by the store itself.
  */
-import type { MoPiece } from '../sms/inbound.js';
+import type { ConcatScheme, MoPiece } from '../sms/inbound.js';
 import type { DeliveryStatus } from '../sms/status.js';
 import type { DecodeProblem, DefaultAlphabet } from '../sms/text-codec.js';
 
@@ -247,6 +247,8 @@ export interface InboundPartRecord {
   events: boolean;
   source: string;
   destination: string;
+  /** How the parts name their message: part of its key, with `ref` (an 8-bit and a 16-bit reference 7 are two messages). */
+  scheme: ConcatScheme;
   ref: number;
   /** Parts of the message, 2..255. */
   total: number;

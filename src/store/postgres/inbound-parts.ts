@@ -7,7 +7,7 @@
  * transaction (the one that commits the last part) assembles the message.
  */
 import {
-  assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, keyParams, keyText, partParams, type InboundKey, type InboundPartRow,
+  assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, KEY_COLUMNS, keyParams, keyText, partParams, type InboundKey, type InboundPartRow,
 } from '../rules/inbound-parts.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../store.js';
 import type { Tx } from './db.js';
@@ -19,9 +19,9 @@ const LOCK_SQL = 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))';
 /** The locks of several messages, in the order of their hashes (as `receiptKeyLocksSql`): two sweeps never deadlock. */
 const LOCK_MANY_SQL = `SELECT count(pg_advisory_xact_lock(hashtext($1), s.h)) AS locked FROM (
   SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS k ORDER BY 1) AS s`;
-const STALE_KEYS_SQL = `SELECT upstream, source, destination, ref, total, min(received_at) AS first_at
+const STALE_KEYS_SQL = `SELECT ${KEY_COLUMNS}, min(received_at) AS first_at
   FROM inbound_parts WHERE received_at < $1
-  GROUP BY upstream, source, destination, ref, total ORDER BY first_at LIMIT $2`;
+  GROUP BY ${KEY_COLUMNS} ORDER BY first_at LIMIT $2`;
 
 export async function recordInboundPart(tx: Tx, spaces: LockSpaces, part: InboundPartRecord): Promise<InboundPartOutcome> {
   const key = keyParams(part);

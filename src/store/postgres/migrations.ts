@@ -315,6 +315,24 @@ CREATE INDEX parts_claim ON parts (upstream, client, message_seq, part) WHERE st
 CREATE INDEX parts_queued ON parts (message_id, part) INCLUDE (client) WHERE state = 'queued';
 `,
   },
+  {
+    version: 8,
+    name: 'inbound parts by concatenation scheme',
+    // As the SQLite store's version 8: the concatenation scheme (udh8, udh16, sar) joins the keys
+    // of inbound_parts and inbound_assembled. Rows from before (parts of messages a few minutes
+    // old at most) are taken as udh8, udh16 when their reference does not fit 8 bits. Both tables
+    // are small: the UPDATE and the new keys cost little.
+    sql: `
+ALTER TABLE inbound_parts ADD COLUMN scheme TEXT;
+UPDATE inbound_parts SET scheme = CASE WHEN ref > 255 THEN 'udh16' ELSE 'udh8' END;
+ALTER TABLE inbound_parts ALTER COLUMN scheme SET NOT NULL,
+  DROP CONSTRAINT inbound_parts_pkey, ADD PRIMARY KEY (upstream, source, destination, scheme, ref, total, seq);
+ALTER TABLE inbound_assembled ADD COLUMN scheme TEXT;
+UPDATE inbound_assembled SET scheme = CASE WHEN ref > 255 THEN 'udh16' ELSE 'udh8' END;
+ALTER TABLE inbound_assembled ALTER COLUMN scheme SET NOT NULL,
+  DROP CONSTRAINT inbound_assembled_pkey, ADD PRIMARY KEY (upstream, source, destination, scheme, ref, total);
+`,
+  },
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -6,7 +6,7 @@
  * the rows; what they mean is here.
  */
 import { createHash } from 'node:crypto';
-import { assembleMo, type MoPiece } from '../../sms/inbound.js';
+import { assembleMo, type ConcatScheme, type MoPiece } from '../../sms/inbound.js';
 import type { DefaultAlphabet } from '../../sms/text-codec.js';
 import type { ExpiredInbound, InboundPartRecord, InboundRecord } from '../store.js';
 
@@ -15,6 +15,7 @@ export interface InboundKey {
   upstream: string;
   source: string;
   destination: string;
+  scheme: ConcatScheme;
   ref: number;
   total: number;
 }
@@ -34,21 +35,24 @@ export interface InboundPartRow extends InboundKey {
 }
 
 export function keyOf(k: InboundKey): InboundKey {
-  return { upstream: k.upstream, source: k.source, destination: k.destination, ref: k.ref, total: k.total };
+  return { upstream: k.upstream, source: k.source, destination: k.destination, scheme: k.scheme, ref: k.ref, total: k.total };
 }
 
-/** The key's values, in the order of the statements' first five parameters. */
+/** The key's columns, in the tables' key order (a SELECT list, a GROUP BY). */
+export const KEY_COLUMNS = 'upstream, source, destination, scheme, ref, total';
+
+/** The key's values, in the order of the statements' first six parameters. */
 export function keyParams(k: InboundKey): unknown[] {
-  return [k.upstream, k.source, k.destination, k.ref, k.total];
+  return [k.upstream, k.source, k.destination, k.scheme, k.ref, k.total];
 }
 
 /**
  * The statements both stores run on the two tables, in the SQL both dialects share, with the
  * dialect's placeholder for parameter n (`?` in SQLite, `$n` in PostgreSQL), numbered in the
- * order the values are given: the key's five first (`keyParams`).
+ * order the values are given: the key's six first (`keyParams`).
  */
 export function inboundPartsSql(p: (n: number) => string) {
-  const key = `upstream = ${p(1)} AND source = ${p(2)} AND destination = ${p(3)} AND ref = ${p(4)} AND total = ${p(5)}`;
+  const key = `upstream = ${p(1)} AND source = ${p(2)} AND destination = ${p(3)} AND scheme = ${p(4)} AND ref = ${p(5)} AND total = ${p(6)}`;
   const values = (n: number): string => Array.from({ length: n }, (_, i) => p(i + 1)).join(', ');
   return {
     /** Parameters: `partParams`. A part already held is left as it is (a repeat). */
@@ -59,14 +63,14 @@ export function inboundPartsSql(p: (n: number) => string) {
     selectAssembled: `SELECT digests FROM inbound_assembled WHERE ${key}`,
     deleteAssembled: `DELETE FROM inbound_assembled WHERE ${key}`,
     /** Parameters: the key, the digests (`digestsOf`), the time. */
-    remember: `INSERT INTO inbound_assembled (upstream, source, destination, ref, total, digests, assembled_at) VALUES (${values(7)})
-      ON CONFLICT (upstream, source, destination, ref, total) DO UPDATE SET digests = excluded.digests, assembled_at = excluded.assembled_at`,
+    remember: `INSERT INTO inbound_assembled (${KEY_COLUMNS}, digests, assembled_at) VALUES (${values(8)})
+      ON CONFLICT (${KEY_COLUMNS}) DO UPDATE SET digests = excluded.digests, assembled_at = excluded.assembled_at`,
     forget: `DELETE FROM inbound_assembled WHERE assembled_at < ${p(1)}`,
   };
 }
 
 const PART_COLUMNS = [
-  'upstream', 'source', 'destination', 'ref', 'total', 'seq', 'data_coding', 'body', 'locking_shift',
+  'upstream', 'source', 'destination', 'scheme', 'ref', 'total', 'seq', 'data_coding', 'body', 'locking_shift',
   'single_shift', 'udh_invalid', 'default_alphabet', 'client', 'events', 'received_at',
 ] as const satisfies ReadonlyArray<keyof InboundPartRow>;
 
@@ -78,7 +82,7 @@ export function partParams(part: InboundPartRecord): unknown[] {
 
 /** The key as one string: an advisory lock's name (PostgreSQL), a map key. */
 export function keyText(k: InboundKey): string {
-  return [k.upstream, k.source, k.destination, String(k.ref), String(k.total)].join('\u001f');
+  return [k.upstream, k.source, k.destination, k.scheme, String(k.ref), String(k.total)].join('\u001f');
 }
 
 /** The row a part is stored as. */

@@ -4,16 +4,16 @@
  * a part and the count of its message's parts see each other without locks.
  */
 import {
-  assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, keyParams, partParams, type InboundKey, type InboundPartRow,
+  assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, KEY_COLUMNS, keyParams, partParams, type InboundKey, type InboundPartRow,
 } from '../rules/inbound-parts.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../store.js';
 import { recordInbound } from './outbox.js';
 import type { Sql } from './sql.js';
 
 const SQL = inboundPartsSql(() => '?');
-const STALE_KEYS = `SELECT upstream, source, destination, ref, total, min(received_at) AS first_at
+const STALE_KEYS = `SELECT ${KEY_COLUMNS}, min(received_at) AS first_at
   FROM inbound_parts INDEXED BY inbound_parts_received WHERE received_at < ?
-  GROUP BY upstream, source, destination, ref, total ORDER BY first_at LIMIT ?`;
+  GROUP BY ${KEY_COLUMNS} ORDER BY first_at LIMIT ?`;
 
 export function recordInboundPart(sql: Sql, part: InboundPartRecord): InboundPartOutcome {
   const key = keyParams(part);

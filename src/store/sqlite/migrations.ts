@@ -297,6 +297,63 @@ DROP INDEX parts_state;
 CREATE INDEX parts_state ON parts (state, client);
 `,
   },
+  {
+    version: 8,
+    name: 'inbound parts by concatenation scheme',
+    // An MO's parts name their message by a reference and its scheme (a UDH element of 8 or 16
+    // bits, or the sar_* TLVs): references 7 of an 8-bit and of a 16-bit UDH are two messages, so
+    // the scheme joins both tables' keys (`../rules/inbound-parts.ts`). SQLite cannot change a
+    // key: the tables are made again. Rows from before did not keep their scheme; they can only be
+    // parts of messages that waited at most a few minutes (MO_MAX_WAIT_MS), and are taken as udh8
+    // (the handsets' usual), udh16 when their reference does not fit 8 bits. A part that comes
+    // after this under another scheme starts a message of its own; both are stored when their wait
+    // ends, with their missing parts listed: nothing is lost.
+    sql: `
+CREATE TABLE inbound_parts_v8 (
+  upstream         TEXT    NOT NULL,
+  source           TEXT    NOT NULL,
+  destination      TEXT    NOT NULL,
+  scheme           TEXT    NOT NULL,
+  ref              INTEGER NOT NULL,
+  total            INTEGER NOT NULL,
+  seq              INTEGER NOT NULL,
+  data_coding      INTEGER NOT NULL,
+  body             BLOB    NOT NULL,
+  locking_shift    INTEGER,
+  single_shift     INTEGER,
+  udh_invalid      INTEGER NOT NULL,
+  default_alphabet TEXT    NOT NULL,
+  client           TEXT,
+  events           INTEGER NOT NULL,
+  received_at      INTEGER NOT NULL,
+  PRIMARY KEY (upstream, source, destination, scheme, ref, total, seq)
+) WITHOUT ROWID;
+INSERT INTO inbound_parts_v8
+  SELECT upstream, source, destination, CASE WHEN ref > 255 THEN 'udh16' ELSE 'udh8' END, ref, total, seq, data_coding, body,
+    locking_shift, single_shift, udh_invalid, default_alphabet, client, events, received_at
+  FROM inbound_parts;
+DROP TABLE inbound_parts;
+ALTER TABLE inbound_parts_v8 RENAME TO inbound_parts;
+CREATE INDEX inbound_parts_received ON inbound_parts (received_at);
+CREATE TABLE inbound_assembled_v8 (
+  upstream     TEXT    NOT NULL,
+  source       TEXT    NOT NULL,
+  destination  TEXT    NOT NULL,
+  scheme       TEXT    NOT NULL,
+  ref          INTEGER NOT NULL,
+  total        INTEGER NOT NULL,
+  digests      BLOB    NOT NULL,
+  assembled_at INTEGER NOT NULL,
+  PRIMARY KEY (upstream, source, destination, scheme, ref, total)
+) WITHOUT ROWID;
+INSERT INTO inbound_assembled_v8
+  SELECT upstream, source, destination, CASE WHEN ref > 255 THEN 'udh16' ELSE 'udh8' END, ref, total, digests, assembled_at
+  FROM inbound_assembled;
+DROP TABLE inbound_assembled;
+ALTER TABLE inbound_assembled_v8 RENAME TO inbound_assembled;
+CREATE INDEX inbound_assembled_at ON inbound_assembled (assembled_at);
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

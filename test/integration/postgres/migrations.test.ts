@@ -40,7 +40,8 @@ describePg('PostgresStore migrations and instances', () => {
     expect(await schema.sql('SELECT version, name FROM schema_migrations ORDER BY version'))
       .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' },
         { version: 4, name: 'message updates in place' }, { version: 5, name: 'inbound parts' },
-        { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' }]);
+        { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' },
+        { version: 8, name: 'inbound parts by concatenation scheme' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
@@ -123,6 +124,26 @@ describePg('PostgresStore migrations and instances', () => {
     expect((await store.queueDepth()).byClient.sort((a, b) => a.client.localeCompare(b.client)))
       .toEqual([{ client: 'acme', queued: 1 }, { client: 'globex', queued: 1 }]);
     expect((await store.claim('up1', 10, { clients: [{ client: 'globex', limit: 1 }], others: 0 })).map((m) => [m.id, m.client])).toEqual([['q2', 'globex']]);
+  });
+
+  it('version 8 on a schema of version 7: parts held keep waiting, taken as 8-bit UDH (16-bit past 255), and complete their message', async () => {
+    schema = await pgSchema();
+    await migrateTo(schema, 7);
+    for (const ref of [7, 300]) {
+      await schema.sql(`INSERT INTO inbound_parts (upstream, source, destination, ref, total, seq, data_coding, body, udh_invalid, default_alphabet, client, events, received_at)
+        VALUES ('up1', '447700900001', '12345', $1, 2, 1, 0, '\\x6869'::bytea, 0, 'gsm7', 'acme', 1, 1)`, [ref]);
+    }
+    await schema.sql(`INSERT INTO inbound_assembled (upstream, source, destination, ref, total, digests, assembled_at)
+      VALUES ('up1', '447700900001', '12345', 9, 2, '\\x00'::bytea, 1)`);
+    const store = await schema.open();
+    expect(await schema.sql('SELECT scheme, ref FROM inbound_parts ORDER BY ref')).toEqual([{ scheme: 'udh8', ref: 7 }, { scheme: 'udh16', ref: 300 }]);
+    expect(await schema.sql('SELECT scheme, ref FROM inbound_assembled')).toEqual([{ scheme: 'udh8', ref: 9 }]);
+    const second = {
+      upstream: 'up1', client: 'acme', events: true, source: '447700900001', destination: '12345', scheme: 'udh8' as const, ref: 7, total: 2,
+      piece: { seq: 2, dataCoding: 0, body: Buffer.from('ya'), udhInvalid: false }, defaultAlphabet: 'gsm7' as const, receivedAt: 2,
+    };
+    expect(await store.recordInboundPart(second)).toMatchObject({ kind: 'stored', parts: 2 });
+    expect(await schema.sql('SELECT text FROM inbound')).toEqual([{ text: 'hiya' }]);
   });
 
   it('refuses a schema whose version is newer than this smppd knows', async () => {

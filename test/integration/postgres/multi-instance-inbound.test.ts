@@ -22,7 +22,7 @@ function partsOf(n: number): { text: string; parts: InboundPartRecord[] } {
     const { piece, concat } = frameMo({ dataCoding: p.dataCoding, esmClass: p.esmClass, shortMessage: p.shortMessage });
     return {
       upstream: 'up1', client: 'acme', events: true, source: `4477009${String(n).padStart(5, '0')}`, destination: '12345',
-      ref: concat!.ref, total: concat!.total, piece, defaultAlphabet: 'gsm7' as const, receivedAt: 1_000 + i,
+      scheme: concat!.scheme, ref: concat!.ref, total: concat!.total, piece, defaultAlphabet: 'gsm7' as const, receivedAt: 1_000 + i,
     };
   });
   return { text, parts };

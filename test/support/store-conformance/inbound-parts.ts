@@ -7,12 +7,18 @@ import { storePerTest, type Rows, type StoreFactory } from './harness.js';
 
 const TEXT = 'a'.repeat(153) + 'b'.repeat(153) + 'c'.repeat(10);
 
-/** The parts of `text` as a handset would send them (UDH, reference `ref`), framed as deliveries frames them. */
-function partsOf(text: string, ref: number, over: Partial<Omit<InboundPartRecord, 'piece' | 'ref' | 'total'>> = {}): InboundPartRecord[] {
-  const encoded = encodeMessage(text, encodeOptions({ reference: ref }));
+/**
+ * The parts of `text` as a handset would send them (a UDH of 8-bit reference `ref`, or `as` says
+ * otherwise), framed as deliveries frames them.
+ */
+function partsOf(
+  text: string, ref: number, over: Partial<Omit<InboundPartRecord, 'piece' | 'scheme' | 'ref' | 'total'>> = {},
+  as: { longMessages: 'udh' | 'sar'; udhReferenceBits: 8 | 16 } = { longMessages: 'udh', udhReferenceBits: 8 },
+): InboundPartRecord[] {
+  const encoded = encodeMessage(text, encodeOptions({ reference: ref, ...as }));
   if (!encoded.ok) throw new Error(encoded.error.message);
   return encoded.parts.map((p, i) => {
-    const { piece, concat } = frameMo({ dataCoding: p.dataCoding, esmClass: p.esmClass, shortMessage: p.shortMessage } satisfies MoPart);
+    const { piece, concat } = frameMo({ dataCoding: p.dataCoding, esmClass: p.esmClass, shortMessage: p.shortMessage, ...(p.sar ? { sar: p.sar } : {}) } satisfies MoPart);
     if (!concat) throw new Error('a concatenated message expected');
     return {
       upstream: 'up1', client: 'acme', events: true, source: '447700900001', destination: '12345', ...concat, piece,
@@ -90,6 +96,26 @@ export function describeInboundParts(factory: StoreFactory): void {
       for (const over of variants) await t.store.recordInboundPart(partsOf(TEXT, 11, over)[0]!);
       expect(await t.store.recordInboundPart(partsOf('x'.repeat(200), 11)[0]!)).toEqual({ kind: 'held', parts: 1 });
       expect(await waiting(t.rows)).toEqual([1, 1, 1, 1, 1]);
+    });
+
+    it('keeps apart messages whose references have one number under other schemes: 8-bit UDH, 16-bit UDH, SAR', async () => {
+      const texts = [TEXT, TEXT.toUpperCase(), TEXT.replaceAll('a', 'z')];
+      const [udh8, udh16, sar] = [
+        partsOf(texts[0]!, 21),
+        partsOf(texts[1]!, 21, {}, { longMessages: 'udh', udhReferenceBits: 16 }),
+        partsOf(texts[2]!, 21, {}, { longMessages: 'sar', udhReferenceBits: 8 }),
+      ];
+      expect([udh8, udh16, sar].map((parts) => [parts[0]!.scheme, parts[0]!.ref])).toEqual([['udh8', 21], ['udh16', 21], ['sar', 21]]);
+      // The first two parts of each, interleaved: three messages of two parts each wait.
+      for (let seq = 0; seq < 2; seq++) {
+        for (const parts of [udh8, udh16, sar]) expect(await t.store.recordInboundPart(parts[seq]!)).toEqual({ kind: 'held', parts: seq + 1 });
+      }
+      expect(await waiting(t.rows)).toEqual([1, 1, 1, 2, 2, 2]);
+      for (const parts of [sar, udh8, udh16]) expect(await t.store.recordInboundPart(parts[2]!)).toMatchObject({ kind: 'stored', parts: 3 });
+      expect((await inboundRows(t.rows)).map((r) => r.text)).toEqual([texts[2], texts[0], texts[1]]);
+      // Each remembered under its own scheme: a part delivered again is a repeat.
+      for (const parts of [udh8, udh16, sar]) expect(await t.store.recordInboundPart(parts[1]!)).toEqual({ kind: 'repeat' });
+      expect(await inboundRows(t.rows)).toHaveLength(3);
     });
 
     it('stores a message that waited too long as it is, with its missing parts and its event, across a restart', async () => {

@@ -34,13 +34,13 @@ describe('frameMo', () => {
     expect(frameMo(mo({ shortMessage: bytes('4869') }))).toEqual({ piece: { seq: 1, dataCoding: 0, body: bytes('4869'), udhInvalid: false } });
   });
 
-  it('reads the concatenation from the UDH (8- and 16-bit references), else from the SAR TLVs', () => {
+  it('reads the concatenation and its scheme from the UDH (8- and 16-bit references), else from the SAR TLVs', () => {
     expect(frameMo(mo({ esmClass: 0x40, shortMessage: bytes('050003090302' + '61') })))
-      .toMatchObject({ piece: { seq: 2, body: bytes('61') }, concat: { ref: 9, total: 3 } });
+      .toMatchObject({ piece: { seq: 2, body: bytes('61') }, concat: { scheme: 'udh8', ref: 9, total: 3 } });
     expect(frameMo(mo({ esmClass: 0x40, shortMessage: bytes('0608040102' + '0201' + '61') })))
-      .toMatchObject({ piece: { seq: 1 }, concat: { ref: 0x0102, total: 2 } });
+      .toMatchObject({ piece: { seq: 1 }, concat: { scheme: 'udh16', ref: 0x0102, total: 2 } });
     expect(frameMo(mo({ shortMessage: bytes('61'), sar: { refNum: 300, total: 2, seq: 2 } })))
-      .toMatchObject({ piece: { seq: 2 }, concat: { ref: 300, total: 2 } });
+      .toMatchObject({ piece: { seq: 2 }, concat: { scheme: 'sar', ref: 300, total: 2 } });
   });
 
   it('a SAR sequence number outside 1..total declares nothing', () => {

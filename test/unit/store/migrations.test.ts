@@ -15,7 +15,7 @@ describe('SqliteStore migrations and settings', () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
       { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
-      { version: 7, name: 'fair sharing between clients' },
+      { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
@@ -108,6 +108,29 @@ describe('SqliteStore migrations and settings', () => {
     ]);
     expect(await store.queueDepth()).toEqual({ queued: 2, byClient: [{ client: 'acme', queued: 1 }, { client: 'globex', queued: 1 }] });
     expect((await store.claim('up1', 10, { clients: [{ client: 'globex', limit: 1 }], others: 0 })).map((m) => [m.id, m.client])).toEqual([['q2', 'globex']]);
+  });
+
+  it('version 8 on a file of version 7: parts held keep waiting, taken as 8-bit UDH (16-bit past 255), and complete their message', async () => {
+    folder = storeFolder();
+    const v7 = new Database(folder.path);
+    migrate(v7, 1, MIGRATIONS.filter((m) => m.version <= 7));
+    for (const ref of [7, 300]) {
+      v7.prepare(`INSERT INTO inbound_parts (upstream, source, destination, ref, total, seq, data_coding, body, udh_invalid, default_alphabet, client, events, received_at)
+        VALUES ('up1', '447700900001', '12345', ?, 2, 1, 0, x'6869', 0, 'gsm7', 'acme', 1, 1)`).run(ref);
+    }
+    v7.prepare(`INSERT INTO inbound_assembled (upstream, source, destination, ref, total, digests, assembled_at)
+      VALUES ('up1', '447700900001', '12345', 9, 2, zeroblob(32), 1)`).run();
+    v7.close();
+    const store = await folder.open();
+    const db = folder.inspect();
+    expect(db.prepare('SELECT scheme, ref FROM inbound_parts ORDER BY ref').all()).toEqual([{ scheme: 'udh8', ref: 7 }, { scheme: 'udh16', ref: 300 }]);
+    expect(db.prepare('SELECT scheme, ref FROM inbound_assembled').all()).toEqual([{ scheme: 'udh8', ref: 9 }]);
+    const second = {
+      upstream: 'up1', client: 'acme', events: true, source: '447700900001', destination: '12345', scheme: 'udh8' as const, ref: 7, total: 2,
+      piece: { seq: 2, dataCoding: 0, body: Buffer.from('ya'), udhInvalid: false }, defaultAlphabet: 'gsm7' as const, receivedAt: 2,
+    };
+    expect(await store.recordInboundPart(second)).toMatchObject({ kind: 'stored', parts: 2 });
+    expect(db.prepare('SELECT text FROM inbound').all()).toEqual([{ text: 'hiya' }]);
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

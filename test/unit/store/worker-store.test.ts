@@ -64,7 +64,7 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
   it('carries the bytes of MO parts and of an undecodable MO across the thread, stored as BLOBs', async () => {
     const store = await openStore();
     const part = (seq: number, hex: string) => ({
-      upstream: 'up1', client: 'acme', events: true, source: '1', destination: '2', ref: 9, total: 2, defaultAlphabet: 'gsm7' as const,
+      upstream: 'up1', client: 'acme', events: true, source: '1', destination: '2', scheme: 'udh8' as const, ref: 9, total: 2, defaultAlphabet: 'gsm7' as const,
       piece: { seq, dataCoding: 8, body: Buffer.from(hex, 'hex'), udhInvalid: false }, receivedAt: seq,
     });
     expect(await store.recordInboundPart(part(1, '0048'))).toEqual({ kind: 'held', parts: 1 });
