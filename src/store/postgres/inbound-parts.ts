@@ -40,10 +40,13 @@ export async function recordInboundPart(tx: Tx, spaces: LockSpaces, part: Inboun
 }
 
 export async function expireInboundParts(tx: Tx, spaces: LockSpaces, before: number, limit: number): Promise<ExpiredInbound[]> {
-  tx.send(SQL.forget, [before]);
   const stale = await tx.rows<InboundKey>(STALE_KEYS_SQL, [before, Math.max(1, Math.floor(limit))]);
+  if (stale.length > 0) tx.send(LOCK_MANY_SQL, [spaces.inbound, stale.map(keyText)]);
+  // After the locks, as a part's transaction takes its lock before it touches its message's row
+  // in inbound_assembled: holding a row a part's transaction then wants while waiting for that
+  // part's lock would deadlock.
+  tx.send(SQL.forget, [before]);
   if (stale.length === 0) return [];
-  tx.send(LOCK_MANY_SQL, [spaces.inbound, stale.map(keyText)]);
   const out: ExpiredInbound[] = [];
   for (const k of stale) {
     // Read again under the lock: the last part may have come (and the message been stored) since.

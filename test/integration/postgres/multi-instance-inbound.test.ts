@@ -4,12 +4,16 @@
  * instances at once, and delivers some parts again on the other instance's bind. Every message is
  * stored exactly once, whole, with one event.
  */
+import pg from 'pg';
 import { expect, it } from 'vitest';
 import { frameMo } from '../../../src/sms/inbound.js';
+import { sessionOptions } from '../../../src/store/postgres/db.js';
+import { lockSpaces } from '../../../src/store/postgres/locks.js';
+import { keyParams, keyText, type InboundKey } from '../../../src/store/rules/inbound-parts.js';
 import { encodeMessage } from '../../../src/sms/segment.js';
 import type { InboundPartOutcome, InboundPartRecord } from '../../../src/store/store.js';
 import { encodeOptions } from '../../support/sms.js';
-import { describePg, pgInstancesPerTest } from './pg-store.js';
+import { describePg, PG_URL, pgInstancesPerTest } from './pg-store.js';
 
 const MESSAGES = 60;
 
@@ -60,5 +64,42 @@ describePg('PostgresStore shared by two instances: inbound parts', () => {
     expect(await t.schema.sql('SELECT * FROM inbound_parts')).toEqual([]);
     const count = await t.schema.sql<{ n: number }>('SELECT count(*)::int AS n FROM inbound');
     expect(count[0]!.n).toBe(MESSAGES);
+  });
+
+  it('a sweep and a part of a message it forgets at the same moment do not deadlock: the sweep locks before it deletes', async () => {
+    // A message stored long ago is remembered in inbound_assembled, and a part of a new message
+    // under its key waits since long ago too: the sweep stores that one and forgets the other.
+    const key: InboundKey = { upstream: 'up1', source: '447700900999', destination: '12345', scheme: 'udh8', ref: 5, total: 2 };
+    await t.schema.sql(`INSERT INTO inbound_assembled (upstream, source, destination, scheme, ref, total, digests, assembled_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, 100)`, [...keyParams(key), Buffer.alloc(32)]);
+    await t.schema.sql(`INSERT INTO inbound_parts (upstream, source, destination, scheme, ref, total, seq, data_coding, body, udh_invalid, default_alphabet, client, events, received_at)
+      VALUES ($1, $2, $3, $4, $5, $6, 1, 0, $7, 0, 'gsm7', 'acme', 1, 100)`, [...keyParams(key), Buffer.from('hi')]);
+    const retries = t.a.stats.retries;
+
+    // A part's transaction, as recordInboundPart runs it, holds the message's lock ...
+    const part = new pg.Client({ connectionString: PG_URL, options: sessionOptions(t.schema.name) });
+    await part.connect();
+    try {
+      await part.query('BEGIN');
+      await part.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [lockSpaces(t.schema.name).inbound, keyText(key)]);
+      const pid = (await part.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // ... when the sweep starts and waits for that lock ...
+      const swept = t.a.expireInboundParts(5_000, 10);
+      for (let waiting = 0; waiting === 0;) {
+        waiting = (await t.schema.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks w JOIN pg_locks h
+          ON h.locktype = 'advisory' AND h.granted AND h.pid = $1 AND (w.classid, w.objid, w.objsubid) = (h.classid, h.objid, h.objsubid)
+          WHERE w.locktype = 'advisory' AND NOT w.granted`, [pid]))[0]!.n;
+      }
+      // ... and then forgets the stored message ('other': a new message reuses its reference).
+      const forgot = await part.query('DELETE FROM inbound_assembled WHERE upstream = $1 AND source = $2 AND destination = $3 AND scheme = $4 AND ref = $5 AND total = $6',
+        keyParams(key)).then((r) => r.rowCount, (e: unknown) => e);
+      await part.query('COMMIT');
+      expect(forgot).toBe(1);
+      expect((await swept).map((m) => m.source)).toEqual([key.source]);
+      // Not chosen as a deadlock's victim and run again either.
+      expect(t.a.stats.retries).toBe(retries);
+    } finally {
+      await part.end();
+    }
   });
 });
