@@ -130,8 +130,8 @@ export function park(tx: Tx, receipts: readonly ReceiptRecord[]): void {
 const PRUNE_AGE_SQL = 'DELETE FROM parked_receipts WHERE upstream = $1 AND received_at < $2';
 export const PRUNE_CAP_SQL = `DELETE FROM parked_receipts WHERE id IN (
   SELECT id FROM parked_receipts WHERE upstream = $1 ORDER BY received_at DESC, id DESC OFFSET $2)`;
-const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts WHERE received_at < $1 AND upstream <> ALL($2::text[])
-  RETURNING upstream, 1 AS count`;
+const PRUNE_OTHERS_SQL = `WITH deleted AS (DELETE FROM parked_receipts WHERE received_at < $1 AND upstream <> ALL($2::text[]) RETURNING upstream)
+  SELECT upstream, count(*)::int AS count FROM deleted GROUP BY upstream`;
 
 /** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
 export async function pruneParked(tx: Tx, limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {

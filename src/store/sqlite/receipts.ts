@@ -94,19 +94,29 @@ function park(sql: Sql, receipt: ReceiptRecord): void {
 }
 
 // Each upstream's newest `max` kept (on parked_receipts_upstream, read backwards), the rest deleted.
-const PRUNE_AGE_SQL = 'DELETE FROM parked_receipts WHERE upstream = ? AND received_at < ?';
+// Each deleted receipt's keys come back, to be taken out of the parked-key index.
+const PRUNE_AGE_SQL = 'DELETE FROM parked_receipts WHERE upstream = ? AND received_at < ? RETURNING keys';
 export const PRUNE_CAP_SQL = `DELETE FROM parked_receipts WHERE id IN (
-  SELECT id FROM parked_receipts WHERE upstream = ? ORDER BY received_at DESC, id DESC LIMIT -1 OFFSET ?)`;
-const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts
-  WHERE received_at < ? AND upstream NOT IN (SELECT value FROM json_each(?)) RETURNING upstream`;
+  SELECT id FROM parked_receipts WHERE upstream = ? ORDER BY received_at DESC, id DESC LIMIT -1 OFFSET ?) RETURNING keys`;
+const OTHERS = 'received_at < ? AND upstream NOT IN (SELECT value FROM json_each(?))';
+const COUNT_OTHERS_SQL = `SELECT upstream, count(*) AS count FROM parked_receipts WHERE ${OTHERS} GROUP BY upstream`;
+const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts WHERE ${OTHERS}`;
 
 /** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
 export function pruneParked(sql: Sql, limits: readonly ParkingLimit[], otherBefore: number): ParkedDropped[] {
-  const age = limits.map((l) => ({ upstream: l.upstream, count: Number(sql.run(PRUNE_AGE_SQL, l.upstream, l.before).changes) }));
-  const cap = limits.map((l) => ({ upstream: l.upstream, count: Number(sql.run(PRUNE_CAP_SQL, l.upstream, Math.max(0, l.max)).changes) }));
-  const others = sql.all<{ upstream: string }>(PRUNE_OTHERS_SQL, otherBefore, JSON.stringify(limits.map((l) => l.upstream)))
-    .map((r) => ({ upstream: r.upstream, count: 1 }));
-  const dropped = [...tallyDropped('age', [...age, ...others]), ...tallyDropped('cap', cap)];
-  if (dropped.length > 0) sql.parked.invalidate();
-  return dropped;
+  const unpark = (upstream: string, deleted: ReadonlyArray<{ keys: string }>): { upstream: string; count: number } => {
+    for (const r of deleted) sql.parked.unparked(upstream, JSON.parse(r.keys) as string[]);
+    return { upstream, count: deleted.length };
+  };
+  const age = limits.map((l) => unpark(l.upstream, sql.all<{ keys: string }>(PRUNE_AGE_SQL, l.upstream, l.before)));
+  const cap = limits.map((l) => unpark(l.upstream, sql.all<{ keys: string }>(PRUNE_CAP_SQL, l.upstream, Math.max(0, l.max))));
+  const known = JSON.stringify(limits.map((l) => l.upstream));
+  const others = sql.all<{ upstream: string; count: number }>(COUNT_OTHERS_SQL, otherBefore, known);
+  if (others.length > 0) {
+    sql.run(PRUNE_OTHERS_SQL, otherBefore, known);
+    // Receipts of upstreams this configuration does not name: they age out once after such a
+    // change, and no more park. Reading the index again then is cheaper than their keys one by one.
+    sql.parked.invalidate();
+  }
+  return [...tallyDropped('age', [...age, ...others]), ...tallyDropped('cap', cap)];
 }
