@@ -3,8 +3,9 @@
  * and the HTTP API, built from one validated configuration, and their orderly stop: stop
  * taking work, stop claiming, drain the binds, record every outcome, close the store.
  */
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { RepeatingTask } from '../core/repeating-task.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
@@ -228,18 +229,11 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   }
 
   let stopping: Promise<void> | undefined;
-  let moTimer: TimerHandle | undefined;
-  let moFlushing: Promise<void> | undefined;
-  // The next sweep is timed from the end of the one before: a slow store never runs two at once.
-  const flushMo = (): void => {
-    moFlushing = deliveries.flushStaleInbound()
-      .catch((e: unknown) => log.error({ event: 'store_error', err: e }, 'storing incomplete MO messages failed'))
-      .finally(() => {
-        moFlushing = undefined;
-        if (!stopping) moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
-      });
-  };
-  moTimer = clock.setTimer(MO_FLUSH_MS, flushMo);
+  const moFlush = new RepeatingTask({
+    clock, everyMs: MO_FLUSH_MS, run: () => deliveries.flushStaleInbound(),
+    onError: (e) => log.error({ event: 'store_error', err: e }, 'storing incomplete MO messages failed'),
+  });
+  moFlush.start(MO_FLUSH_MS);
 
   return {
     http: { host: config.http.host, port: httpPort },
@@ -266,8 +260,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     stop() {
       stopping ??= (async () => {
         health.markStopping();
-        moTimer?.cancel();
-        const moFlushed = moFlushing;
+        const moFlushed = moFlush.stop();
         // No more sweeps; the store call under way (if any) is waited for before the store closes,
         // not here, so a slow one does not keep HTTP taking requests.
         const retentionStopped = retention?.stop();

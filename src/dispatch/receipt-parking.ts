@@ -10,8 +10,9 @@
  * passes `max` by at most that tenth per instance, plus what parks during one prune. A prune is
  * a few indexed deletes per upstream (`Store.pruneParked`); one runs at a time.
  */
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { RepeatingTask } from '../core/repeating-task.js';
 import type { WarningThrottle } from '../core/warning-throttle.js';
 import type { ParkedDropped, Store } from '../store/store.js';
 
@@ -40,13 +41,10 @@ export class ReceiptParking {
   readonly #warnings: WarningThrottle;
   readonly #counters: ParkingCounters | undefined;
   readonly #settings: ReadonlyMap<string, ParkingSettings & { pruneAt: number }>;
-  readonly #everyMs: number;
   /** Receipts parked per upstream since the last prune began. */
   readonly #parked = new Map<string, number>();
-  #timer: TimerHandle | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
-  #stopped = true;
+  /** One prune at a time; one asked for while one runs runs after it. */
+  readonly #prunes: RepeatingTask;
 
   constructor(o: {
     store: Store; clock: Clock; log: Log; warnings: WarningThrottle; upstreams: readonly ParkingSettings[];
@@ -59,22 +57,25 @@ export class ReceiptParking {
     this.#log = o.log;
     this.#warnings = o.warnings;
     this.#counters = o.counters;
-    this.#everyMs = o.everyMs ?? PARKING_PRUNE_EVERY_MS;
     this.#settings = new Map(o.upstreams.map((u) => [u.upstream, { ...u, pruneAt: Math.max(1, Math.ceil(u.max * PRUNE_AT_SHARE)) }]));
+    this.#prunes = new RepeatingTask({
+      clock: o.clock, everyMs: o.everyMs ?? PARKING_PRUNE_EVERY_MS,
+      run: () => {
+        this.#parked.clear();
+        return this.#pruneOnce();
+      },
+      onError: (e) => this.#storeError(e),
+    });
   }
 
   /** Prunes now (what an earlier run left may be far past the bounds), then every `everyMs`. */
   start(): void {
-    this.#stopped = false;
-    this.#schedule(0);
+    this.#prunes.start(0);
   }
 
   /** No more prunes; resolves when the one under way (if any) is over. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#prunes.stop();
   }
 
   /** A receipt of `upstream` was parked: past a tenth of its `max` since the last prune, prune now. */
@@ -82,35 +83,11 @@ export class ReceiptParking {
     const n = (this.#parked.get(upstream) ?? 0) + 1;
     this.#parked.set(upstream, n);
     const settings = this.#settings.get(upstream);
-    if (settings !== undefined && n >= settings.pruneAt) this.#prune();
+    if (settings !== undefined && n >= settings.pruneAt) this.#prunes.runNow();
   }
 
-  #schedule(ms: number): void {
-    this.#timer?.cancel();
-    if (this.#stopped) return;
-    this.#timer = this.#clock.setTimer(ms, () => {
-      this.#timer = undefined;
-      this.#prune();
-    });
-  }
-
-  /** One prune at a time; a prune asked for while one runs runs after it. */
-  #prune(): void {
-    if (this.#stopped) return;
-    if (this.#running !== undefined) {
-      this.#again = true;
-      return;
-    }
-    this.#parked.clear();
-    this.#running = this.#pruneOnce().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.#prune();
-      } else {
-        this.#schedule(this.#everyMs);
-      }
-    });
+  #storeError(e: unknown): void {
+    this.#log.error({ event: 'store_error', err: e }, 'pruning parked receipts failed; trying again at the next prune');
   }
 
   async #pruneOnce(): Promise<void> {
@@ -118,13 +95,7 @@ export class ReceiptParking {
     const limits = [...this.#settings.values()].map((s) => ({ upstream: s.upstream, before: now - s.maxAgeMs, max: s.max }));
     // Receipts of upstreams this configuration does not name: kept as long as the longest age it allows.
     const otherBefore = now - Math.max(0, ...[...this.#settings.values()].map((s) => s.maxAgeMs));
-    let dropped: ParkedDropped[];
-    try {
-      dropped = await this.#store.pruneParked(limits, otherBefore);
-    } catch (e) {
-      this.#log.error({ event: 'store_error', err: e }, 'pruning parked receipts failed; trying again at the next prune');
-      return;
-    }
+    const dropped: ParkedDropped[] = await this.#store.pruneParked(limits, otherBefore);
     for (const d of dropped) {
       this.#counters?.parkedDropped(d.upstream, d.reason, d.count);
       const fields = { event: 'parked_receipts_dropped', upstream: d.upstream, reason: d.reason, receipts: d.count };

@@ -9,6 +9,7 @@
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
+import { RepeatingTask } from '../core/repeating-task.js';
 import type { PruneCounts, PruneCursor, Store } from '../store/store.js';
 
 /** Between the end of one sweep and the start of the next. */
@@ -50,32 +51,34 @@ export interface SweepResult {
 
 export class RetentionSweep {
   readonly #o: RetentionSweepOptions & { everyMs: number; batch: number };
-  #timer: TimerHandle | undefined;
   /** The wait between two calls of a sweep, and how to end it early (stop). */
   #pause: { timer: TimerHandle; end: () => void } | undefined;
-  #running: Promise<void> | undefined;
+  readonly #sweeps: RepeatingTask;
   #stopped = true;
 
   constructor(o: RetentionSweepOptions) {
     if (!(o.retentionDays > 0)) throw new RangeError(`retentionDays must be > 0; got ${o.retentionDays}`);
     this.#o = { everyMs: RETENTION_SWEEP_EVERY_MS, batch: RETENTION_BATCH, ...o };
+    this.#sweeps = new RepeatingTask({
+      clock: o.clock, everyMs: this.#o.everyMs,
+      run: async () => { await this.sweep(); },
+      onError: (e) => this.#o.log.error({ event: 'store_error', err: e }, 'the retention sweep failed; it runs again at the next period'),
+    });
   }
 
   /** Sweeps now, and again every `everyMs` after each sweep. */
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#run();
+    this.#sweeps.start();
   }
 
   /** No more sweeps; resolves when the store call under way (if any) has returned. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
     this.#pause?.timer.cancel();
     this.#pause?.end();
-    await this.#running;
+    await this.#sweeps.stop();
   }
 
   /** One sweep: store calls until the store has looked at every row older than the cutoff, or the sweep is stopped. */
@@ -120,17 +123,5 @@ export class RetentionSweep {
     if (counts.messages > 0) metrics.storePruned('message', counts.messages);
     if (counts.batches > 0) metrics.storePruned('batch', counts.batches);
     if (counts.inbound > 0) metrics.storePruned('inbound', counts.inbound);
-  }
-
-  #run(): void {
-    if (this.#stopped) return;
-    this.#running = this.sweep()
-      .then(() => undefined, (e: unknown) => {
-        this.#o.log.error({ event: 'store_error', err: e }, 'the retention sweep failed; it runs again at the next period');
-      })
-      .finally(() => {
-        this.#running = undefined;
-        if (!this.#stopped) this.#timer = this.#o.clock.setTimer(this.#o.everyMs, () => this.#run());
-      });
   }
 }
