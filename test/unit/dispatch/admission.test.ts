@@ -92,7 +92,7 @@ class QueueStore {
   recoverAbandoned = async (): Promise<number> => 0;
   releaseDue = async (): Promise<number> => 0;
   expire = async (): Promise<number> => 0;
-  pruneParked = async (): Promise<number> => 0;
+  pruneParked: Store['pruneParked'] = async () => [];
 }
 
 /** A pool that answers every submit when told to. */
