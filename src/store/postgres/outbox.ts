@@ -6,6 +6,7 @@
  * holds the message's row lock, as everything that adds, promotes or removes a message's events
  * does (`event-delivery.ts`): two instances never both decide that an event is the head.
  */
+import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
 import { inboundRow } from '../rows.js';
 import type { InboundRecord } from '../store.js';
@@ -43,7 +44,7 @@ export async function recordInbound(tx: Tx, inbound: InboundRecord): Promise<num
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
     [r.upstream, r.client, r.source, r.destination, r.text, r.data_coding, r.parts, r.received_at, r.missing_parts, r.problems, r.raw],
   );
-  if (!stored) throw new Error('INSERT INTO inbound returned no id');
+  if (!stored) throw new SmppdError(ErrorCode.INTERNAL, 'INSERT INTO inbound returned no id');
   if (inbound.client === null || !inbound.events) return stored.id;
   const payload = inboundEvent(stored.id, inbound);
   tx.send(INSERT_INBOUND_SQL, [stored.id, inbound.client, inbound.upstream, JSON.stringify(payload), inbound.receivedAt]);
