@@ -1,29 +1,19 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
-import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import type { ScopedWarnings } from '../core/warning-throttle.js';
+import { BindHandshake, type BindIdentity } from './bind-handshake.js';
 import { Status, statusName } from './command-status.js';
 import { Connection, type ConnectSettings } from './connection.js';
 import { Keepalive } from './keepalive.js';
-import {
-  INTERFACE_VERSION_34, isResponseId,
-  type BindCommand, type DataSmPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu,
-} from './pdu.js';
+import { isResponseId, type DataSmPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu } from './pdu.js';
 import { Window } from './window.js';
 import { commandName, encodePdu } from './wire.js';
 
-export type BindMode = 'transceiver' | 'transmitter' | 'receiver';
+export { BindRejectedError, type BindMode } from './bind-handshake.js';
 
 /** One session's settings. Times in milliseconds. */
-export interface SessionSettings {
+export interface SessionSettings extends BindIdentity {
   connect: ConnectSettings;
-  systemId: string;
-  password: string;
-  systemType: string;
-  bindMode: BindMode;
-  addressRange: string;
-  addrTon: number;
-  addrNpi: number;
   /** Maximum submit_sm outstanding (the provider allows 100). */
   window: number;
   /** A submit_sm with no response after this long has an uncertain outcome. */
@@ -56,19 +46,6 @@ export interface SessionHandlers<T> {
   closed(reason: string): void;
 }
 
-const BIND_COMMAND: Record<BindMode, BindCommand> = {
-  transceiver: 'bind_transceiver',
-  transmitter: 'bind_transmitter',
-  receiver: 'bind_receiver',
-};
-
-/** The bind response was not ESME_ROK. */
-export class BindRejectedError extends SmppdError {
-  constructor(readonly commandStatus: number) {
-    super(ErrorCode.BIND_FAILED, `bind rejected: ${statusName(commandStatus)}`, { commandStatus });
-  }
-}
-
 interface LateEntry<T> {
   ctx: T;
   sentAt: number;
@@ -89,7 +66,7 @@ export class Session<T> {
   #sweep: TimerHandle | undefined;
   #sweepAt = Infinity;
   #keepalive: Keepalive | undefined;
-  #bindWaiter: { seq: number; resolve: (status: number) => void } | undefined;
+  #handshake!: BindHandshake;
   #unbindWaiter: { seq: number; resolve: () => void } | undefined;
   #idleWaiters: Array<() => void> = [];
 
@@ -111,14 +88,14 @@ export class Session<T> {
    */
   static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>, warnings: ScopedWarnings): Promise<Session<T>> {
     const session = new Session<T>(settings, clock, log, handlers, warnings);
-    const bind = session.#bindPdu();
+    session.#handshake = new BindHandshake(settings, session.#nextSeq());
     session.#conn = await Connection.open(settings.connect, clock, {
       pdu: (pdu) => session.#onPdu(pdu),
       badBody: (id, seq, reason, nackStatus) => session.#onBadBody(id, seq, reason, nackStatus),
       drain: () => handlers.ready(),
       closed: (reason) => session.#onClosed(reason),
     });
-    await session.#bind(bind);
+    await session.#bind();
     return session;
   }
 
@@ -186,43 +163,9 @@ export class Session<T> {
 
   // --- binding ---------------------------------------------------------------------------------
 
-  /** The bind PDU, encoded: settings it cannot carry throw here, before a socket is opened. */
-  #bindPdu(): { seq: number; bytes: Buffer } {
-    const s = this.settings;
-    const seq = this.#nextSeq();
-    const bytes = encodePdu({
-      command: BIND_COMMAND[s.bindMode], commandStatus: 0, sequenceNumber: seq,
-      systemId: s.systemId, password: s.password, systemType: s.systemType,
-      interfaceVersion: INTERFACE_VERSION_34, addrTon: s.addrTon, addrNpi: s.addrNpi, addressRange: s.addressRange,
-    });
-    return { seq, bytes };
-  }
-
-  async #bind({ seq, bytes }: { seq: number; bytes: Buffer }): Promise<void> {
-    const s = this.settings;
-    let closedWith: string | undefined;
-    const status = await new Promise<number>((resolve, reject) => {
-      const timer = this.clock.setTimer(s.responseTimeoutMs, () => {
-        this.close('no bind response');
-        reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, `no bind response within ${s.responseTimeoutMs} ms`));
-      });
-      this.#bindWaiter = { seq, resolve: (st) => { timer.cancel(); resolve(st); } };
-      this.#closedBeforeBind = (reason) => {
-        closedWith = reason;
-        timer.cancel();
-        reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, reason));
-      };
-      this.#conn.sendBytes(bytes);
-    });
-    this.#closedBeforeBind = undefined;
-    if (status !== Status.ROK) {
-      this.close('bind rejected');
-      throw new BindRejectedError(status);
-    }
-    // The bind response and the end of the link can come in one read (bind_resp then unbind, or a
-    // bad command_length): the response settled the wait, the close came before this ran. Bound
-    // on a closed link, the bind would wait for a close that has already happened.
-    if (closedWith !== undefined) throw new SmppdError(ErrorCode.CONNECTION_CLOSED, `${closedWith} (right after the bind response)`);
+  /** Binds (`BindHandshake`), then keeps the link alive. */
+  async #bind(): Promise<void> {
+    await this.#handshake.run(this.#conn, this.clock, this.settings.responseTimeoutMs);
     this.#state = 'bound';
     this.#keepalive = new Keepalive({
       sendEnquireLink: () => this.#conn.send({ command: 'enquire_link', commandStatus: 0, sequenceNumber: this.#nextSeq() }),
@@ -231,8 +174,6 @@ export class Session<T> {
     }, this.clock, this.settings.enquireLinkMs, this.settings.responseTimeoutMs);
     this.#keepalive.start();
   }
-
-  #closedBeforeBind: ((reason: string) => void) | undefined;
 
   // --- inbound ---------------------------------------------------------------------------------
 
@@ -246,13 +187,13 @@ export class Session<T> {
         // SMSC could not read what we sent (or does not serve it): worth a line, not one per PDU.
         this.warnings.warn('generic_nack', { event: 'generic_nack_received', sequenceNumber: pdu.sequenceNumber, status: statusName(pdu.commandStatus) },
           'SMSC answered generic_nack');
-        if (this.#bindWaiter?.seq === pdu.sequenceNumber) return this.#bindWaiter.resolve(pdu.commandStatus || Status.RSYSERR);
+        if (this.#handshake.answer(pdu.sequenceNumber, pdu.commandStatus || Status.RSYSERR)) return;
         this.#settle(pdu.sequenceNumber, { commandStatus: pdu.commandStatus || Status.RSYSERR, messageId: '' });
         return;
       case 'bind_transceiver_resp':
       case 'bind_transmitter_resp':
       case 'bind_receiver_resp':
-        if (this.#bindWaiter?.seq === pdu.sequenceNumber) this.#bindWaiter.resolve(pdu.commandStatus);
+        this.#handshake.answer(pdu.sequenceNumber, pdu.commandStatus);
         return;
       case 'enquire_link':
         this.#conn.send({ command: 'enquire_link_resp', commandStatus: 0, sequenceNumber: pdu.sequenceNumber });
@@ -391,7 +332,7 @@ export class Session<T> {
     this.#keepalive?.stop();
     this.#sweep?.cancel();
     this.#sweep = undefined;
-    this.#closedBeforeBind?.(reason);
+    this.#handshake.linkClosed(reason);
     this.#unbindWaiter?.resolve();
     for (const entry of this.#window.clear()) this.handlers.uncertain(entry.value, 'connection_lost');
     for (const late of this.#late.values()) this.handlers.lateExpired(late.ctx);
