@@ -241,7 +241,7 @@ export class Bind<T> {
     const closedPromise = new Promise<string>((resolve) => { closed = resolve; });
     try {
       const h = this.handlers;
-      this.#session = await Session.open<T>(this.settings, this.clock, this.log, {
+      this.#session = await Session.open<T>(this.settings, this.clock, {
         response: (ctx, r) => h.response(ctx, r),
         uncertain: (ctx, cause) => h.uncertain(ctx, cause),
         late: (ctx, r) => h.late(ctx, r),

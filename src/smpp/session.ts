@@ -1,5 +1,4 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { Log } from '../core/log.js';
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import { BindHandshake, type BindIdentity } from './bind-handshake.js';
 import { Status, statusName } from './command-status.js';
@@ -73,7 +72,6 @@ export class Session<T> {
   private constructor(
     private readonly settings: SessionSettings,
     private readonly clock: Clock,
-    private readonly log: Log,
     private readonly handlers: SessionHandlers<T>,
     private readonly warnings: ScopedWarnings,
   ) {
@@ -86,8 +84,8 @@ export class Session<T> {
    * takes what the SMSC sends that is wrong (malformed PDUs, responses to nothing): once per kind
    * per interval, not once per PDU.
    */
-  static async open<T>(settings: SessionSettings, clock: Clock, log: Log, handlers: SessionHandlers<T>, warnings: ScopedWarnings): Promise<Session<T>> {
-    const session = new Session<T>(settings, clock, log, handlers, warnings);
+  static async open<T>(settings: SessionSettings, clock: Clock, handlers: SessionHandlers<T>, warnings: ScopedWarnings): Promise<Session<T>> {
+    const session = new Session<T>(settings, clock, handlers, warnings);
     session.#handshake = new BindHandshake(settings, session.#nextSeq());
     session.#conn = await Connection.open(settings.connect, clock, {
       pdu: (pdu) => session.#onPdu(pdu),
