@@ -94,8 +94,8 @@ export class QueueRoom {
     const near = this.#usedTotal() * 2 >= this.#o.maxQueued || (cap !== undefined && this.#usedBy(client) * 2 >= cap);
     if (now - this.#depth.readAt >= (near ? DEPTH_REFRESH_MS : DEPTH_REFRESH_FAR_MS)) await this.#read(now);
     // From here to the hold, no await: a request that waited for the same reading sees this hold.
-    this.#refuseOver(this.#usedTotal(), this.#o.maxQueued, parts, (n) => `the queue holds ${n} parts`, QUEUE_CAPS.all);
-    if (cap !== undefined) this.#refuseOver(this.#usedBy(client), cap, parts, (n) => `client ${client} has ${n} parts queued`, QUEUE_CAPS.client);
+    this.#refuseOver(this.#usedTotal(), this.#o.maxQueued, parts, (n) => `the queue holds ${partsText(n)}`, QUEUE_CAPS.all);
+    if (cap !== undefined) this.#refuseOver(this.#usedBy(client), cap, parts, (n) => `client ${client} has ${partsText(n)} queued`, QUEUE_CAPS.client);
     return this.#hold(client, parts);
   }
 
@@ -185,4 +185,9 @@ class Tally {
     if (v === 0) this.#by.delete(client);
     else this.#by.set(client, v);
   }
+}
+
+/** `1 part`, `2 parts`. */
+function partsText(n: number): string {
+  return `${n} part${n === 1 ? '' : 's'}`;
 }

@@ -251,7 +251,7 @@ describe('POST /sms/sendbulk refuses', () => {
       expect((await upload(bulkForm(request, three), TOKENS.other, capped)).statusCode).toBe(200);
       expect((await upload(bulkForm(request, '447700900001\n'), TOKENS.app, capped)).statusCode).toBe(200);
       expectError(await upload(bulkForm(request, '447700900002\n447700900003\n'), TOKENS.app, capped), 429, 'QUEUE_FULL',
-        'client app has 1 parts queued; clients[].maxQueued is 2 and this request needs 2 more: retry later');
+        'client app has 1 part queued; clients[].maxQueued is 2 and this request needs 2 more: retry later');
       expect(capped.acceptSizes).toEqual([3, 1]);
     } finally {
       await capped.close();

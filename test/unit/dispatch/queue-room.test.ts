@@ -109,6 +109,15 @@ describe('QueueRoom: caps and reservations', () => {
     expect((await refusal('globex', 401))?.message).toBe('the queue holds 600 parts; limits.maxQueued is 1000 and this request needs 401 more: retry later');
   });
 
+  it('says "1 part", not "1 parts"', async () => {
+    const { depth, refusal } = roomOver(1, { clientMaxQueued: new Map([['acme', 1]]) });
+    depth.byClient = { acme: 1 };
+    expect((await refusal('acme'))?.message).toBe('the queue holds 1 part; limits.maxQueued is 1 and this request needs 1 more: retry later');
+    const { depth: own, refusal: ownRefusal } = roomOver(1_000, { clientMaxQueued: new Map([['acme', 1]]) });
+    own.byClient = { acme: 1 };
+    expect((await ownRefusal('acme'))?.message).toBe('client acme has 1 part queued; clients[].maxQueued is 1 and this request needs 1 more: retry later');
+  });
+
   it('counts parts: a request that would pass a cap is refused whole, one that fits it exactly is not', async () => {
     const { depth, refused } = roomOver(1_000, { clientMaxQueued: new Map([['acme', 100]]) });
     depth.byClient = { acme: 90 };
