@@ -74,7 +74,7 @@ export class FairShare {
    * finish time. And whether more may be ready (a client filled its share, or was listed without
    * one): when not, the lane has caught up.
    */
-  took(plan: ClaimPlan, claimed: readonly ClaimedMessage[]): { ordered: ClaimedMessage[]; more: boolean } {
+  took(plan: ClaimPlan, claimed: readonly ClaimedMessage[]): { ordered: readonly ClaimedMessage[]; more: boolean } {
     const got = new Map<string, number>();
     for (const m of claimed) got.set(m.client, (got.get(m.client) ?? 0) + 1);
     let more = plan.waiting;
@@ -103,6 +103,8 @@ export class FairShare {
       this.#clients.set(f.client, { finish: start + f.n / this.#weight(f.client), busy: f.filled });
     }
     this.#advance();
+    // One client's messages (the usual claim) are in their fair order already: the store's, by age.
+    if (got.size <= 1) return { ordered: claimed, more };
     const first = new Set(found.map((f) => f.client));
     return { ordered: fairOrder(claimed, plan.starts, first, (c) => this.#weight(c)), more };
   }

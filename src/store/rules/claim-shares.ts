@@ -8,10 +8,20 @@ export function claimShares(take: number | ClaimShares): ClaimShares {
   return { clients: take.clients.map((c) => ({ client: c.client, limit: wholeLimit(c.limit) })), others: wholeLimit(take.others) };
 }
 
-/** How many of `client`'s messages the claim takes at most. */
-export function shareOf(shares: ClaimShares, client: string): number {
-  for (const c of shares.clients) if (c.client === client) return c.limit;
-  return shares.others;
+/**
+ * How many of a client's messages the claim takes at most, by name: one lookup per client with
+ * queued parts, however many clients are listed (a claim walks every client with queued parts).
+ */
+export function shareLookup(shares: ClaimShares): (client: string) => number {
+  const { clients, others } = shares;
+  // None or one listed (the single-client claim): no map to build.
+  if (clients.length === 0) return () => others;
+  if (clients.length === 1) {
+    const only = clients[0]!;
+    return (client) => (client === only.client ? only.limit : others);
+  }
+  const limits = new Map(clients.map((c) => [c.client, c.limit]));
+  return (client) => limits.get(client) ?? others;
 }
 
 function wholeLimit(n: number): number {

@@ -1,5 +1,5 @@
 /** claim: each client's oldest messages of an upstream that may go now, their queued parts made inflight. */
-import { claimShares, shareOf } from '../rules/claim-shares.js';
+import { claimShares, shareLookup } from '../rules/claim-shares.js';
 import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage, ClaimShares } from '../store.js';
 import type { Sql } from './sql.js';
@@ -74,11 +74,11 @@ export function readySince(sql: Sql, upstream: string, now: number): number | nu
 }
 
 export function claim(sql: Sql, upstream: string, now: number, take: number | ClaimShares): ClaimedMessage[] {
-  const shares = claimShares(take);
+  const shareOf = shareLookup(claimShares(take));
   let heads: Array<{ message_id: string; message_seq: number }> = [];
   let clients = 0;
   for (const client of queuedClients(sql, upstream)) {
-    const limit = shareOf(shares, client);
+    const limit = shareOf(client);
     if (limit <= 0) continue;
     const taken = sql.all<{ message_id: string; message_seq: number }>(CLAIM_SQL.claimable, upstream, client, now, now, limit);
     heads = heads.length === 0 ? taken : heads.concat(taken);

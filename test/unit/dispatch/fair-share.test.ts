@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairShare, PROBE } from '../../../src/dispatch/fair-share.js';
-import { claimShares, shareOf } from '../../../src/store/rules/claim-shares.js';
+import { claimShares, shareLookup } from '../../../src/store/rules/claim-shares.js';
 import type { ClaimedMessage, ClaimShares } from '../../../src/store/store.js';
 
 /** Per-client queues (counts: a message's id is its client and number), claimed by share. */
@@ -24,10 +24,10 @@ class Queues {
   }
 
   claim(take: ClaimShares): ClaimedMessage[] {
-    const shares = claimShares(take);
+    const shareOf = shareLookup(claimShares(take));
     const out: ClaimedMessage[] = [];
     for (const [client, queued] of this.#queued) {
-      const n = Math.min(queued, shareOf(shares, client));
+      const n = Math.min(queued, shareOf(client));
       this.#queued.set(client, queued - n);
       for (let i = 0; i < n; i++) out.push(message(`${client}-${this.#next++}`, client));
     }
