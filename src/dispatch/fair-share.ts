@@ -17,8 +17,10 @@ import type { ClaimedMessage, ClaimShares } from '../store/store.js';
 
 /**
  * What a client that showed no more ready messages (or one never seen) may take in a claim while
- * others are busy: enough to find it has work again, at the cost of taking that many messages
- * beyond the claim's room. It then has its full share from the next claim on.
+ * others are busy: enough to find it has work again. It then has its full share from the next
+ * claim on. What the probes find counts against the claim's room (`ClaimShares.max`): the store
+ * walks them first and cuts the busy clients' shares by as much, so a claim never takes more than
+ * its room, however many clients there are.
  */
 export const PROBE = 1;
 
@@ -60,11 +62,14 @@ export class FairShare {
     if (busy.length === 0) busy = [...new Set([...this.configured(), ...this.#clients.keys()])];
     const starts = new Map(busy.map((name) => [name, Math.max(this.#clients.get(name)?.finish ?? 0, this.#now)]));
     const limits = this.#divide(room, starts);
-    const clients = busy.map((client) => ({ client, limit: limits.get(client) ?? 0 }));
+    // Listed in the order of their last message's turn: what the probes find is cut from the
+    // end of the list, the latest turns of the room first.
+    const clients = busy.filter((client) => !limits.has(client)).map((client) => ({ client, limit: 0 }));
     // A client listed without a message (busy, or offered a share after an idle spell) may have some.
-    const waiting = clients.some((c) => c.limit === 0);
-    for (const name of this.#clients.keys()) if (!starts.has(name)) clients.push({ client: name, limit: PROBE });
-    return { shares: { clients, others: PROBE }, starts, waiting };
+    const waiting = clients.length > 0;
+    for (const [client, limit] of limits) clients.push({ client, limit });
+    // Every other client, idle or never seen, is probed, within the room.
+    return { shares: { clients, others: PROBE, max: room }, starts, waiting };
   }
 
   /**
@@ -72,29 +77,39 @@ export class FairShare {
    * Returns the claimed messages in the order the binds should send them: what the probes found
    * first (a message each at most: a single send waits for no one's backlog), then by virtual
    * finish time. And whether more may be ready (a client filled its share, or was listed without
-   * one): when not, the lane has caught up.
+   * one, or the claim took its whole room): when not, the lane has caught up.
    */
   took(plan: ClaimPlan, claimed: readonly ClaimedMessage[]): { ordered: readonly ClaimedMessage[]; more: boolean } {
     const got = new Map<string, number>();
     for (const m of claimed) got.set(m.client, (got.get(m.client) ?? 0) + 1);
     let more = plan.waiting;
     const found: Array<{ client: string; n: number; filled: boolean }> = [];
-    const settle = (client: string, limit: number): void => {
+    /** `asked`: what the claim could take of it; it filled that, so it may have more. */
+    const settle = (client: string, asked: number): void => {
       const n = got.get(client) ?? 0;
-      const filled = n >= limit;
+      const filled = n >= asked;
       more ||= filled;
       if (plan.starts.has(client)) this.#clients.set(client, { finish: plan.starts.get(client)! + n / this.#weight(client), busy: filled });
       else found.push({ client, n, filled });
     };
-    const listed = new Set<string>();
-    for (const { client, limit } of plan.shares.clients) {
-      listed.add(client);
-      if (limit > 0) settle(client, limit);
-      // Offered a share after an idle spell, but the room was short: its turn is the next claim's.
-      else if (!this.#clients.has(client)) this.#clients.set(client, { finish: plan.starts.get(client)!, busy: true });
+    const listed = new Set(plan.shares.clients.map((c) => c.client));
+    // Clients the plan did not know took at most `others` each, before the listed ones (`ClaimShares.max`).
+    let left = plan.shares.max ?? Infinity;
+    for (const [client, n] of got) {
+      if (listed.has(client)) continue;
+      settle(client, plan.shares.others);
+      left -= n;
     }
-    // Clients the plan did not know took at most `others`.
-    for (const client of got.keys()) if (!listed.has(client)) settle(client, plan.shares.others);
+    // Each listed client in turn could take its share, or what the room had left of it when its turn came.
+    for (const { client, limit } of plan.shares.clients) {
+      if (limit > 0) {
+        settle(client, Math.min(limit, Math.max(0, left)));
+        left -= got.get(client) ?? 0;
+      } else if (!this.#clients.has(client)) {
+        // Offered a share after an idle spell, but the room was short: its turn is the next claim's.
+        this.#clients.set(client, { finish: plan.starts.get(client)!, busy: true });
+      }
+    }
     this.#advance();
     // What a probe found starts at the busy clients' time after this claim: it is served from the
     // next claim on as one of them, without catching up on turns it was not known to want.
@@ -128,7 +143,10 @@ export class FairShare {
     return w > 0 && Number.isFinite(w) ? w : DEFAULT_WEIGHT;
   }
 
-  /** `room` messages, one at a time, each to the client whose next message finishes first (ties: by name). */
+  /**
+   * `room` messages, one at a time, each to the client whose next message finishes first (ties:
+   * by name). The clients given any, in the order of the turn of their last one.
+   */
   #divide(room: number, starts: ReadonlyMap<string, number>): Map<string, number> {
     // One client (the usual case): all of it, without the turns.
     if (starts.size === 1) return new Map([...starts.keys()].map((client) => [client, room]));
@@ -142,6 +160,7 @@ export class FairShare {
       const top = heap.pop()!;
       top.count++;
       top.next += top.step;
+      limits.delete(top.client);
       limits.set(top.client, top.count);
       heap.push(top);
     }

@@ -283,12 +283,19 @@ export interface ExpiredInbound {
  * How many ready messages a claim takes of each client (`Store.claim`): the dispatcher's fair
  * share between clients decides the numbers, the store takes each client's oldest. A client
  * with fewer ready messages than its number leaves the rest untaken.
+ *
+ * With `max`, the claim walks the clients not listed first, in name order (`others` each: the
+ * dispatcher's probes of clients it does not know to be busy), then the listed ones in list
+ * order, and stops once it has `max`: what the probes find is cut from the listed shares, the
+ * last listed first, so the claim never takes more than the room it was asked for.
  */
 export interface ClaimShares {
   /** At most `limit` (≥ 0) of each listed client's messages; client names unique. */
   clients: ReadonlyArray<{ client: string; limit: number }>;
   /** At most this many (≥ 0) of each client not listed that has ready messages. */
   others: number;
+  /** At most this many messages (≥ 0) in all. Absent: no cap but the shares'. */
+  max?: number;
 }
 
 /** Queued parts (`Store.queueDepth`): in all, and of each client that has any. */

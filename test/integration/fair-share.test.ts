@@ -1,7 +1,8 @@
 /**
  * Fair sharing of the binds between clients, against the simulator over a real socket, on each
  * store (PostgreSQL with SMPPD_TEST_PG_URL): a client's single send is not queued behind another
- * client's bulk of 100,000, and clients that both have work are served by weight.
+ * client's bulk of 100,000, clients that both have work are served by weight, and finding the
+ * sends of many clients never hands the pool more than its room.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { SmscSimulator } from '../../src/simulator/simulator.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { makePool, until } from '../support/engine.js';
+import { recordingLog } from '../support/http.js';
 import { PG_URL, pgSchema } from './postgres/pg-store.js';
 
 const clock = new SystemClock();
@@ -46,13 +48,15 @@ const stores: Array<[string, () => Promise<Store>]> = [
   }] as [string, () => Promise<Store>]]),
 ];
 
-async function rig(openStore: () => Promise<Store>, clients: ClientWeight[]) {
+/** `poolQueue`: the pool's own queue limit (it refuses a message past it); `logs`: the dispatcher's lines. */
+async function rig(openStore: () => Promise<Store>, clients: ClientWeight[], o: { poolQueue?: number; logs?: string[] } = {}) {
   const sim = new SmscSimulator({ host: '127.0.0.1', port: 0, accounts: [{ systemId: 'smppclient1', password: 'password' }], record: true }, clock, silentLog);
   const { port } = await sim.start();
   cleanups.push(() => sim.stop());
   const store = await openStore();
-  const pool = makePool({ port, binds: 1, window: WINDOW, ratePerBind: 1_000 }, clock);
-  const dispatcher = new Dispatcher({ store, pool, clock, log: silentLog, upstreams: [{ name: 'sim', maxInPool: MAX_IN_POOL, onUncertain: 'resend' }], pollMs: 50, clients });
+  const pool = makePool({ port, binds: 1, window: WINDOW, ratePerBind: 1_000, ...(o.poolQueue !== undefined ? { maxQueued: o.poolQueue } : {}) }, clock);
+  const log = o.logs ? recordingLog(o.logs) : silentLog;
+  const dispatcher = new Dispatcher({ store, pool, clock, log, upstreams: [{ name: 'sim', maxInPool: MAX_IN_POOL, onUncertain: 'resend' }], pollMs: 50, clients });
   const acceptor = new Acceptor({ store, clock, upstreams: [{ name: 'sim', compose: COMPOSE }], maxQueued: 1_000_000, onAccepted: () => dispatcher.wake() });
   cleanups.push(async () => {
     await dispatcher.stop();
@@ -95,6 +99,20 @@ describe.each(stores)('fair sharing between clients (%s store)', (_name, openSto
     // when it was stored; never the queue. At 1,000/s: well under a second.
     expect(at - before).toBeLessThanOrEqual(2 * MAX_IN_POOL);
     expect((await store.queueDepth()).queued).toBeGreaterThan(70_000);
+  }, 120_000);
+
+  it('50 clients\' single sends during another\'s bulk: each claim stays within the pool\'s room, none is refused', async () => {
+    const singles = Array.from({ length: 50 }, (_, i) => `single${String(i).padStart(2, '0')}`);
+    const logs: string[] = [];
+    // The pool takes exactly what the dispatcher may hand it (MAX_IN_POOL): a claim past its room is refused.
+    const { sim, bulk, acceptor, start } = await rig(openStore, [{ name: 'bulky', weight: 1 }, ...singles.map((name) => ({ name, weight: 1 }))], { poolQueue: MAX_IN_POOL, logs });
+    await start();
+    await bulk('bulky', 'Bulk', 20_000, 447_000_000_000);
+    await until(() => sim.recordedSubmits().length >= 1_000, 15_000, 'the bulk under way');
+    // Each of the 50 sends one message at once; they are found by the claims that follow.
+    await Promise.all(singles.map((client, i) => acceptor.send({ client, senderId: 'Single', destination: String(448_000_000_000 + i), message: 'one', messageType: 'TEXT' })));
+    await until(() => sim.recordedSubmits().filter((s) => s.sourceAddr === 'Single').length === singles.length, 20_000, 'the 50 single sends at the SMSC');
+    expect(logs.filter((l) => l.includes('"submit_refused"')).length, 'messages the pool refused').toBe(0);
   }, 120_000);
 
   it('clients that both have work are served by weight: 3 to 1', async () => {

@@ -44,18 +44,22 @@ const CLAIMABLE = `FROM parts p
 
 /**
  * $3/$4: the listed clients and how many of each to take at most; $5: how many of each other
- * client. Each client's share is taken (and locked) by its own walk, so a claim locks only
- * what it takes, whatever the other clients have queued.
+ * client; $8: how many in all (NULL: no cap). Each client's share is taken (and locked) by its
+ * own walk, so a claim locks only what it takes, whatever the other clients have queued. The
+ * clients not listed are walked first, in name order, then the listed ones in list order
+ * (`walkClaim`): the LIMIT stops the walks, and locks nothing past, once $8 are taken.
  */
-export const CLAIM_SQL = `WITH RECURSIVE ${QUEUED_CLIENTS}, shares AS (
-    SELECT c.client, coalesce(s.n, $5) AS n
-    FROM queued_clients c LEFT JOIN unnest($3::text[], $4::int[]) AS s(client, n) ON s.client = c.client
-    WHERE c.client IS NOT NULL
-  ), heads AS (
-    SELECT h.message_id FROM shares s CROSS JOIN LATERAL (
+export const CLAIM_SQL = `WITH RECURSIVE ${QUEUED_CLIENTS}, heads AS (
+    SELECT h.message_id FROM queued_clients s CROSS JOIN LATERAL (
+      SELECT p.message_id ${CLAIMABLE} LIMIT $5 FOR UPDATE OF p SKIP LOCKED
+    ) h
+    WHERE s.client IS NOT NULL AND $5 > 0 AND s.client <> ALL ($3::text[])
+    UNION ALL
+    SELECT h.message_id FROM unnest($3::text[], $4::int[]) AS s(client, n) CROSS JOIN LATERAL (
       SELECT p.message_id ${CLAIMABLE} LIMIT s.n FOR UPDATE OF p SKIP LOCKED
     ) h
     WHERE s.n > 0
+    LIMIT $8
   ), taken AS (
     UPDATE parts t SET state = 'inflight', claimed_by = $6, lease_until = $7, updated_at = $2
     WHERE t.message_id = ANY (ARRAY(SELECT h.message_id FROM heads h)) AND t.state = 'queued'
@@ -77,9 +81,9 @@ const READY_SINCE_SQL = `WITH RECURSIVE ${QUEUED_CLIENTS}
 
 export async function claim(db: Queryable, instanceId: string, upstream: string, now: number, take: number | ClaimShares, leaseUntil: number): Promise<ClaimedMessage[]> {
   const shares = claimShares(take);
-  if (shares.others === 0 && shares.clients.every((c) => c.limit === 0)) return [];
+  if (shares.max === 0 || (shares.others === 0 && shares.clients.every((c) => c.limit === 0))) return [];
   return groupClaimed(await db.rows<QueuedPartRow>(CLAIM_SQL, [
-    upstream, now, shares.clients.map((c) => c.client), shares.clients.map((c) => c.limit), shares.others, instanceId, leaseUntil,
+    upstream, now, shares.clients.map((c) => c.client), shares.clients.map((c) => c.limit), shares.others, instanceId, leaseUntil, shares.max ?? null,
   ]));
 }
 

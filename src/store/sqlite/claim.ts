@@ -1,5 +1,5 @@
 /** claim: each client's oldest messages of an upstream that may go now, their queued parts made inflight. */
-import { claimShares, shareLookup } from '../rules/claim-shares.js';
+import { claimShares, walkClaim } from '../rules/claim-shares.js';
 import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
 import type { ClaimedMessage, ClaimShares } from '../store.js';
 import type { Sql } from './sql.js';
@@ -74,16 +74,14 @@ export function readySince(sql: Sql, upstream: string, now: number): number | nu
 }
 
 export function claim(sql: Sql, upstream: string, now: number, take: number | ClaimShares): ClaimedMessage[] {
-  const shareOf = shareLookup(claimShares(take));
   let heads: Array<{ message_id: string; message_seq: number }> = [];
   let clients = 0;
-  for (const client of queuedClients(sql, upstream)) {
-    const limit = shareOf(client);
-    if (limit <= 0) continue;
+  walkClaim(claimShares(take), queuedClients(sql, upstream), (client, limit) => {
     const taken = sql.all<{ message_id: string; message_seq: number }>(CLAIM_SQL.claimable, upstream, client, now, now, limit);
     heads = heads.length === 0 ? taken : heads.concat(taken);
     if (taken.length > 0) clients++;
-  }
+    return taken.length;
+  });
   if (heads.length === 0) return [];
   // Each client's are in message order already; several clients' interleave by age.
   if (clients > 1) heads.sort((a, b) => a.message_seq - b.message_seq);

@@ -67,7 +67,7 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
   const plans = (sql: string, params: unknown[]) => plansOf(schema, sql, params);
 
   it('a claim finds the clients by a probe of parts_claim each, walks each client\'s range in order and finds each message\'s first queued part through parts_queued', async () => {
-    for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, ['acme'], [100], 1, 'test-a', 1_000]))) {
+    for (const plan of Object.values(await plans(CLAIM_SQL, ['up1', 10, ['acme'], [100], 1, 'test-a', 1_000, 100]))) {
       expect(plan).toMatch(/Recursive Union[^]*Index Only Scan using parts_claim/);
       // Each client's share: its range of parts_claim in index order (no sort), locked as it is read, cut at the share.
       expect(plan).toMatch(/Limit[^\n]*\n\s*->\s+LockRows[^\n]*\n\s*->\s+Index Scan using parts_claim on parts \w+[^\n]*\n\s*Index Cond: \(\(upstream = [^)]+\) AND \(client = /);

@@ -188,6 +188,22 @@ export function describeAcceptAndClaim(factory: StoreFactory): void {
       expect(ids(await t.store.claim('up1', 10, { clients: [{ client: 'globex', limit: 2 }], others: 0 }))).toEqual(['g0', 'g1']);
     });
 
+    it('max: at most that many in all; the clients not listed are walked first, in name order, then the listed ones in list order', async () => {
+      await queue('acme', 'a', 10, 1);
+      await queue('globex', 'g', 10, 2);
+      await queue('initech', 'i', 10, 3);
+      await queue('umbrella', 'u', 10, 4);
+      const shares = { clients: [{ client: 'acme', limit: 3 }, { client: 'umbrella', limit: 4 }], others: 1 };
+      // globex and initech first (one each), then acme's 3; umbrella's share is cut.
+      expect(ids(await t.store.claim('up1', 10, { ...shares, max: 5 }))).toEqual(['a0', 'a1', 'a2', 'g0', 'i0']);
+      // The probes alone fill it.
+      expect(ids(await t.store.claim('up1', 10, { ...shares, max: 2 }))).toEqual(['g1', 'i1']);
+      expect(await t.store.claim('up1', 10, { ...shares, max: 0 })).toEqual([]);
+      // Room to spare: every share whole.
+      expect(ids(await t.store.claim('up1', 10, { ...shares, max: 100 }))).toEqual(['a3', 'a4', 'a5', 'g2', 'i2', 'u0', 'u1', 'u2', 'u3']);
+      expect((await t.store.counts()).queued).toBe(40 - 16);
+    });
+
     it('a client with a long queue takes no turn of another\'s: one of each goes first, whatever their ages', async () => {
       await queue('acme', 'a', 200, 1);
       await queue('globex', 'g', 1, 2);

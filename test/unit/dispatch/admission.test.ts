@@ -10,7 +10,7 @@ import { silentLog } from '../../../src/core/log.js';
 import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
-import { claimShares, shareLookup } from '../../../src/store/rules/claim-shares.js';
+import { claimShares, walkClaim } from '../../../src/store/rules/claim-shares.js';
 import type { Accepted, AcceptRequest, ClaimedMessage, ClaimShares, PartResult, QueueDepth, Store } from '../../../src/store/store.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 
@@ -43,13 +43,18 @@ class QueueStore {
   /** Each client's oldest, as many as its share (`Store.claim`). */
   async claim(_upstream: string, _now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     this.claims++;
-    const shareOf = shareLookup(claimShares(take));
     const taken = new Map<string, number>();
+    const clients = [...new Set(this.queue.map((m) => m.client))].sort();
+    walkClaim(claimShares(take), clients, (client, limit) => {
+      const n = Math.min(limit, this.queue.filter((m) => m.client === client).length);
+      taken.set(client, n);
+      return n;
+    });
     const snapshot: ClaimedMessage[] = [];
     this.queue = this.queue.filter((m) => {
       const n = taken.get(m.client) ?? 0;
-      if (n >= shareOf(m.client)) return true;
-      taken.set(m.client, n + 1);
+      if (n === 0) return true;
+      taken.set(m.client, n - 1);
       snapshot.push(m);
       return false;
     });
