@@ -192,7 +192,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { onRateLimited: (client: string) => deps.metrics?.rateLimited(client, 'http') } : {}),
     events: { hasWebhook: (client) => events.has(client), wake: () => events.wake() },
     clients: config.clients,
-    limits: { maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxBulkNumbers: config.http.maxBulkNumbers, maxResendDays: config.http.maxResendDays },
+    limits: {
+      maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxBulkNumbers: config.http.maxBulkNumbers,
+      maxConcurrentUploads: config.http.maxConcurrentUploads, maxResendDays: config.http.maxResendDays,
+    },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });

@@ -72,6 +72,11 @@ export function parseListen(listen: string): { host: string; port: number } | nu
 const MIB = 1024 * 1024;
 /** http.maxResendDays' default: a week's outage of a client's receiver re-pushed in one request. */
 export const MAX_RESEND_DAYS = 7;
+/**
+ * http.maxConcurrentUploads' default: with http.maxBulkNumbers' default, uploads hold at most
+ * 4 × 1,000,000 × 16 bytes = 64 MB of numbers at once, and two clients can upload side by side.
+ */
+export const MAX_CONCURRENT_UPLOADS = 4;
 
 /**
  * The HTTP listener's limits by default, in seconds and connections (the schema's defaults; the
@@ -126,6 +131,12 @@ const httpSchema = z.strictObject({
    */
   maxBulkNumbers: wholeNumber(1, 50_000_000).default(1_000_000),
   /**
+   * sendbulk uploads read, counted and stored at once, all clients; one client may have half of
+   * them (at least 1). Their numbers are held in memory until stored: at most maxConcurrentUploads
+   * × maxBulkNumbers × 16 bytes in all. Default 4. 1–1000. More: 429 TOO_MANY_UPLOADS.
+   */
+  maxConcurrentUploads: wholeNumber(1, 1000).default(MAX_CONCURRENT_UPLOADS),
+  /**
    * Longest date range of one POST /sms/resendDlr, days (startDate's first instant to endDate's
    * last). Default 7. 1–366. Longer: 400. One request queues an event per message of the range.
    */
@@ -169,7 +180,10 @@ const httpSchema = z.strictObject({
   error: 'must be ≥ requestTimeoutSeconds', path: ['bulkRequestTimeoutSeconds'],
 }).refine((h) => h.maxConnectionsPerAddress <= h.maxConnections, {
   error: 'must be ≤ maxConnections (or 0: no cap per address)', path: ['maxConnectionsPerAddress'],
-}).default({ listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxBulkNumbers: 1_000_000, maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS });
+}).default({
+  listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxBulkNumbers: 1_000_000, maxConcurrentUploads: MAX_CONCURRENT_UPLOADS,
+  maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS,
+});
 
 /** The durable store: SQLite. */
 /**
@@ -334,6 +348,8 @@ export interface HttpConfig {
   maxResendDays: number;
   /** Numbers one sendbulk file may hold. Default 1000000. */
   maxBulkNumbers: number;
+  /** sendbulk uploads in progress at once; one client at most half (≥ 1). Default 4. 1–1000. */
+  maxConcurrentUploads: number;
   /** Seconds (fractions allowed). 1–300. */
   headersTimeoutSeconds: number;
   /** Seconds. 1–3600. */

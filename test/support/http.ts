@@ -58,6 +58,8 @@ export interface HarnessOptions {
   /** clients[].maxQueued by client name. */
   clientMaxQueued?: Record<string, number>;
   maxBulkNumbers?: number;
+  /** http.maxConcurrentUploads. */
+  maxConcurrentUploads?: number;
   maxBodyBytes?: number;
   maxUploadBytes?: number;
   bulkChunkSize?: number;
@@ -116,6 +118,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
     limits: {
       maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, maxUploadBytes: o.maxUploadBytes ?? 50 * 1024 * 1024, maxBulkNumbers: o.maxBulkNumbers ?? 1_000_000,
       ...(o.bulkChunkSize !== undefined ? { bulkChunkSize: o.bulkChunkSize } : {}), ...(o.maxResendDays !== undefined ? { maxResendDays: o.maxResendDays } : {}),
+      ...(o.maxConcurrentUploads !== undefined ? { maxConcurrentUploads: o.maxConcurrentUploads } : {}),
     },
     listener: { ...DEFAULT_LISTENER, ...o.listener },
     listenerMetrics: { httpRefused: (reason) => { refused.push(reason); }, httpConnections: (delta) => { connections.open += delta; } },

@@ -6,7 +6,9 @@
  * the file. Nothing is stored before the whole upload has been read and counted: its parts (a
  * long text is several per number) must fit under `limits.maxQueued` and the client's
  * `clients[].maxQueued`, or the upload is refused whole (429). Its room is then held while its
- * numbers are committed in chunks, in the order of the file.
+ * numbers are committed in chunks, in the order of the file. At most `http.maxConcurrentUploads`
+ * uploads are read at once, half of them at most of one client (`UploadSlots`): past that, 429
+ * TOO_MANY_UPLOADS before any of the body is read, so the numbers held in memory stay bounded.
  *
  * A request that fails after a first chunk was committed (a store failure) aborts the batch it
  * started: its pending messages are not sent, though ones the dispatcher took already may be.
@@ -14,12 +16,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { extname } from 'node:path';
+import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
 import { assertSenderAllowed, type HttpClient } from './auth.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
 import { DestinationList } from './destination-list.js';
 import { ApiError } from './errors.js';
 import { NumberTally, readLines, type BulkListInfo } from './numbers.js';
 import { scheduleFrom } from './schedule-time.js';
+import { UploadSlots } from './upload-slots.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from './validation.js';
 
 /**
@@ -51,7 +55,8 @@ interface Job {
 }
 
 export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  app.post('/sms/sendbulk', { onRequest: ctx.limitRate }, async (request, reply) => new BulkUpload(ctx, ctx.auth.clientOf(request), request, reply).run());
+  const slots = new UploadSlots(ctx.deps.limits.maxConcurrentUploads ?? MAX_CONCURRENT_UPLOADS);
+  app.post('/sms/sendbulk', { onRequest: ctx.limitRate }, async (request, reply) => new BulkUpload(ctx, slots, ctx.auth.clientOf(request), request, reply).run());
 }
 
 class BulkUpload {
@@ -63,6 +68,7 @@ class BulkUpload {
 
   constructor(
     private readonly ctx: RouteContext,
+    private readonly slots: UploadSlots,
     private readonly client: HttpClient,
     private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
@@ -80,7 +86,13 @@ class BulkUpload {
     if (Number.isFinite(length) && length > limits.maxUploadBytes + limits.maxBodyBytes) {
       throw new ApiError('PAYLOAD_TOO_LARGE', `the upload is ${length} bytes; ${FILE_PART} may be at most ${limits.maxUploadBytes} bytes`);
     }
+    let release: (() => void) | undefined;
+    const socket = this.request.raw.socket;
     try {
+      // Before any of the body is read. The slot is held until this handler ends, not merely until
+      // the body is read: the numbers stay in memory until they are stored.
+      release = this.slots.take(this.client.name);
+      socket.once('close', this.#failUnfinishedBody);
       for await (const part of multipartErrors(this.request.parts({ limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxBodyBytes } }))) {
         await this.#part(part);
       }
@@ -93,9 +105,22 @@ class BulkUpload {
       await this.#abandon(e);
       throw e;
     } finally {
+      socket.off('close', this.#failUnfinishedBody);
       this.#job?.writer.close();
+      release?.();
     }
   }
+
+  /**
+   * The connection closed before the body was whole. When the listener answered for the request
+   * (408 at http.bulkRequestTimeoutSeconds), Node no longer fails a body it has stopped waiting
+   * for: the reading would wait for ever, with the numbers read so far and the upload's slot.
+   * Failing the body ends the reading, and nothing of it is stored.
+   */
+  readonly #failUnfinishedBody = (): void => {
+    const req = this.request.raw;
+    if (!req.complete && !req.destroyed) req.destroy(Object.assign(new Error('the connection closed before the upload arrived whole'), { code: 'ECONNRESET' }));
+  };
 
   async #part(part: Multipart): Promise<void> {
     if (part.type === 'field') {

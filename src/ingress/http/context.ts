@@ -54,6 +54,11 @@ export interface HttpLimits {
   maxUploadBytes: number;
   /** Numbers one sendbulk file may hold, valid ones counted with their repeats (http.maxBulkNumbers, ≥ 1). More: 413. */
   maxBulkNumbers: number;
+  /**
+   * sendbulk uploads in progress at once, all clients (http.maxConcurrentUploads, ≥ 1); one client
+   * at most half of them (≥ 1). More: 429 TOO_MANY_UPLOADS. Default 4.
+   */
+  maxConcurrentUploads?: number;
   /** Numbers per committed chunk of a sendbulk upload. Default 1000. */
   bulkChunkSize?: number;
   /** Longest date range of one resendDlr, days (http.maxResendDays). Longer: 400. Default 7. */

@@ -68,6 +68,12 @@ export const API_ERRORS = {
   QUEUE_FULL: 429,
   /** More send requests than the client's clients[].rateLimit; a Retry-After header says when to try again. Other clients are not affected. */
   RATE_LIMITED: 429,
+  /**
+   * sendbulk: http.maxConcurrentUploads uploads are in progress already, or this client has half
+   * of them (at least 1); refused before the file is read. A Retry-After header (5 s) says when to
+   * try again.
+   */
+  TOO_MANY_UPLOADS: 429,
   /** The request line and headers are larger than the HTTP parser takes (16 KiB). The connection is closed. */
   HEADERS_TOO_LARGE: 431,
   /** Unexpected; the smppd log has the details. Retry with backoff. */

@@ -180,6 +180,11 @@ const responses: Json = {
     headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
     content: json(ref('ErrorBody')),
   },
+  UploadRefused: {
+    description: 'QUEUE_FULL and RATE_LIMITED as for sendSms; TOO_MANY_UPLOADS: http.maxConcurrentUploads uploads are in progress already, or this client has half of them (at least 1), each holding its numbers in memory until they are stored; refused before the file is read (Retry-After: 5). Retry after Retry-After seconds.',
+    headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
+    content: json(ref('ErrorBody')),
+  },
   Internal: errorResponse('Unexpected; retry with backoff.'),
   RequestTimeout: errorResponse('The request did not arrive whole in time: headers within http.headersTimeoutSeconds, the body within http.requestTimeoutSeconds of them (sendbulk: http.bulkRequestTimeoutSeconds). The connection is closed.'),
   ShuttingDown: errorResponse('smppd is stopping and took no new request on this connection; retry on a new one.'),
@@ -232,7 +237,7 @@ const paths: Json = {
   '/sms/sendbulk': {
     post: {
       summary: 'Send one text to the numbers of a file',
-      description: 'The whole file is read and counted before any number is stored: an upload whose parts (a long text is several per number) would pass a cap on queued parts is refused whole with 429. Duplicates are removed unless allowDuplicate is true; the numbers go in the order of their first line.',
+      description: 'The whole file is read and counted before any number is stored: an upload whose parts (a long text is several per number) would pass a cap on queued parts is refused whole with 429. At most http.maxConcurrentUploads uploads are read at once, half of them of one client: past that, 429 TOO_MANY_UPLOADS before the file is read. Duplicates are removed unless allowDuplicate is true; the numbers go in the order of their first line.',
       requestBody: {
         required: true,
         content: {
@@ -244,7 +249,7 @@ const paths: Json = {
           },
         },
       },
-      responses: { ...ok('The job.', ref('BulkResponse')), ...jsonBodyErrors, 403: r('Forbidden'), 429: r('QueueFull'), ...always },
+      responses: { ...ok('The job.', ref('BulkResponse')), ...jsonBodyErrors, 403: r('Forbidden'), 429: r('UploadRefused'), ...always },
     },
   },
   '/sms/list': { get: { summary: 'All SMS jobs of the client (not paginated)', responses: { ...ok('Every job, in the store\'s order.', { type: 'array', items: ref('BatchListEntry') }), ...always } } },

@@ -157,6 +157,8 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['unknown key in store', `${base}store: { file: x.db }\n`, 'store.file: unknown key'],
     ['limits.maxQueued 0', `${base}limits: { maxQueued: 0 }\n`, 'limits.maxQueued: must be a whole number from 1 to 1000000000'],
     ['http.maxBulkNumbers 0', `${base}http: { maxBulkNumbers: 0 }\n`, 'http.maxBulkNumbers: must be a whole number from 1 to 50000000'],
+    ['http.maxConcurrentUploads 0', `${base}http: { maxConcurrentUploads: 0 }\n`, 'http.maxConcurrentUploads: must be a whole number from 1 to 1000'],
+    ['http.maxConcurrentUploads 1001', `${base}http: { maxConcurrentUploads: 1001 }\n`, 'http.maxConcurrentUploads: must be a whole number from 1 to 1000'],
     ['client maxQueued 0', `${base}clients: [{ name: a, token: ${TOKEN}, maxQueued: 0 }]\n`, 'clients[0].maxQueued: must be a whole number from 1 to 1000000000'],
     ['client maxQueued not a number', `${base}clients: [{ name: a, token: ${TOKEN}, maxQueued: lots }]\n`, 'clients[0].maxQueued: must be a whole number from 1 to 1000000000'],
     ['client weight 0', `${base}clients: [{ name: a, token: ${TOKEN}, weight: 0 }]\n`, 'clients[0].weight: must be a whole number from 1 to 1000'],
@@ -223,7 +225,7 @@ describe('defaults', () => {
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
-      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxResendDays: 7,
+      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 4, maxResendDays: 7,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000, maxConnectionsPerAddress: 0,
     });
     expect(c.clients).toEqual([]);
