@@ -34,7 +34,7 @@ import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
 import { version } from './commands.js';
-import { upstreamSettings } from './engine-settings.js';
+import { dispatcherUpstream, upstreamSettings } from './engine-settings.js';
 import { warnIfOpenFilesShort } from './open-files.js';
 
 /** How often the store is asked for incomplete MO messages that waited too long (`Deliveries.flushStaleInbound`). */
@@ -150,8 +150,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const dispatcher = new Dispatcher({
     store, pool, clock, log: log.child({ component: 'dispatcher' }), warnings,
     ...(deps.metrics ? { counters: deps.metrics } : {}),
-    // Twice what the windows hold: the next messages wait in the pool's queue, not in the store.
-    upstreams: config.upstreams.map((u) => ({ name: u.name, maxInPool: u.window * u.binds * 2, onUncertain: u.onUncertain })),
+    upstreams: config.upstreams.map((u, i) => dispatcherUpstream(u, upstreams[i])),
     clients: clientWeights(config.clients),
   });
   const sendsTo = config.upstreams[0];

@@ -2,6 +2,7 @@ import type { UpstreamConfig } from '../config/schema.js';
 import type { BindSettings } from '../smpp/bind.js';
 import { buildStatusTable } from '../smpp/command-status.js';
 import type { UpstreamSettings } from '../smpp/upstream-pool.js';
+import type { DispatcherUpstream } from '../dispatch/dispatcher.js';
 
 /** Jobs an upstream queues in front of its binds: a few seconds of work at full rate. */
 const QUEUE_SECONDS = 5;
@@ -47,4 +48,15 @@ export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
     maxQueued: Math.max(u.window * u.binds, perSecond * QUEUE_SECONDS),
     statusTable: buildStatusTable(Object.fromEntries(Object.entries(u.commandStatus).map(([code, cls]) => [Number(code), { class: cls }]))),
   };
+}
+
+/**
+ * What the dispatcher may hand one upstream's pool: twice what the windows hold, so the next
+ * messages wait in the pool's queue rather than in the store; but never more than that queue
+ * takes (`settings.maxQueued`), which on a slow upstream (ratePerBind under 0.4 × window) is the
+ * smaller: while pacing holds the windows nearly empty, almost everything handed over waits in
+ * the queue, and what does not fit would be refused and requeued.
+ */
+export function dispatcherUpstream(u: UpstreamConfig, settings: UpstreamSettings = upstreamSettings(u)): DispatcherUpstream {
+  return { name: u.name, maxInPool: Math.min(u.window * u.binds * 2, settings.maxQueued), onUncertain: u.onUncertain };
 }
