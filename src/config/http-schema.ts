@@ -23,9 +23,10 @@ const MIB = 1024 * 1024;
 export const MAX_RESEND_DAYS = 7;
 /**
  * http.maxConcurrentUploads' default: with http.maxBulkNumbers' default, uploads hold at most
- * 4 × 1,000,000 × 16 bytes = 64 MB of numbers at once, and two clients can upload side by side.
+ * 16 × 1,000,000 × 16 bytes = 256 MB of numbers at once, and an application may upload eight
+ * lists side by side (one client may hold half) while another still finds a slot.
  */
-export const MAX_CONCURRENT_UPLOADS = 4;
+export const MAX_CONCURRENT_UPLOADS = 16;
 
 /**
  * The HTTP listener's limits by default, in seconds and connections (the schema's defaults; the

@@ -3,7 +3,7 @@
  * they are counted and stored (up to 16 bytes × `http.maxBulkNumbers`), and a connection is all
  * an upload needs: without a cap, `http.maxConnections` uploads at once could hold 1,000 × 16 MB.
  * With it, uploads hold at most `http.maxConcurrentUploads` × `http.maxBulkNumbers` × 16 bytes
- * (64 MB by default), whatever the number of connections. One client may hold at most half the
+ * (256 MB by default), whatever the number of connections. One client may hold at most half the
  * slots (at least one), so another client's upload still finds one free.
  */
 import { ApiError } from './errors.js';

@@ -225,7 +225,7 @@ describe('defaults', () => {
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
-      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 4, maxResendDays: 7,
+      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 16, maxResendDays: 7,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000, maxConnectionsPerAddress: 0,
     });
     expect(c.clients).toEqual([]);
