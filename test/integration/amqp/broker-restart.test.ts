@@ -7,7 +7,7 @@
  * publishes 1,000 persistent send requests to the daemon's durable queue and `smppd start`, a
  * child process, consumes them and publishes their status events to a topic exchange.
  *
- * What smppd promises (README "Queue ingress (RabbitMQ)", src/ingress/amqp/queue-ingress.ts):
+ * What smppd promises (docs/api.md "Queue ingress (RabbitMQ)", src/ingress/amqp/queue-ingress.ts):
  * a request is acked only after its commit, so delivery is at least once, and one is stored
  * again only when its connection was lost between the commit and the ack: per restart at most a
  * prefetch's worth, each stored first before the broker came back. The application's own part:

@@ -135,13 +135,13 @@ describe('verifySignature', () => {
   });
 });
 
-describe('the README\'s recipe for receivers', () => {
+describe('the receivers\' recipe in docs/api.md', () => {
   it('accepts what smppd signs and refuses a changed body or another event id, as verifySignature does', async () => {
     const { readFile } = await import('node:fs/promises');
     const { createHmac, timingSafeEqual } = await import('node:crypto');
-    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
-    const block = /```js\n([\s\S]*?function verified[\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, 'the README has the js recipe').toBeDefined();
+    const doc = await readFile(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+    const block = /```js\n([\s\S]*?function verified[\s\S]*?)```/.exec(doc)?.[1];
+    expect(block, 'docs/api.md has the js recipe').toBeDefined();
     // The recipe as written, its import replaced by the same functions handed in.
     const body = block!.replace(/^import .*$/m, '');
     const verified = new Function('createHmac', 'timingSafeEqual', `${body}\nreturn verified;`)(createHmac, timingSafeEqual) as
