@@ -6,9 +6,9 @@
  * the others use its types.
  */
 import amqplib, { type ChannelModel } from 'amqplib';
-import { fullJitterDelay, type BackoffPolicy } from '../../core/backoff.js';
-import type { Clock, TimerHandle } from '../../core/clock.js';
-import type { Log } from '../../core/log.js';
+import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Log } from '../core/log.js';
 
 export type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, MessageProperties, Options } from 'amqplib';
 

@@ -4,7 +4,7 @@
  * `time` to each account; smppd takes a local date-time, `YYYY-MM-DD HH:mm[:ss[.SSS]]` (or with
  * a `T`), in the offset `gmt` (default +00:00), as the chat app channel writes it.
  */
-import { parseTimeZone } from '../../core/time-zone.js';
+import { parseTimeZone } from '../core/time-zone.js';
 import { ApiError } from './errors.js';
 
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;

@@ -5,10 +5,10 @@
  * Optional fields may also be null (clients often send absent fields as null).
  */
 import { z } from 'zod';
-import { ALPHANUMERIC_MAX, INTERNATIONAL_MAX_DIGITS, SENDER_ID_RULE, checkSenderId, describeCharacter } from '../../sms/sender-id.js';
-import { MAX_VALIDITY_HOURS } from '../../sms/smpp-time.js';
-import { DELIVERY_STATUSES } from '../../sms/status.js';
-import { unpairedSurrogateAt } from '../../sms/ucs2.js';
+import { ALPHANUMERIC_MAX, INTERNATIONAL_MAX_DIGITS, SENDER_ID_RULE, checkSenderId, describeCharacter } from '../sms/sender-id.js';
+import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
+import { DELIVERY_STATUSES } from '../sms/status.js';
+import { unpairedSurrogateAt } from '../sms/ucs2.js';
 import { ApiError } from './errors.js';
 import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
 

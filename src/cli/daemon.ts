@@ -15,14 +15,14 @@ import { InboundRouting } from '../dispatch/inbound-routing.js';
 import { ReceiptParking, type ParkingCounters } from '../dispatch/receipt-parking.js';
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
 import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } from '../events/event-dispatcher.js';
+import { withAmqpEvents } from '../events/amqp-event-clients.js';
+import { eventPublisherFor } from '../events/amqp-event-publisher.js';
 import { WebhookClient } from '../events/webhook-client.js';
-import { ClientRateLimiter } from '../ingress/client-rate-limiter.js';
+import { ClientRateLimiter } from '../api/client-rate-limiter.js';
 import {
   Authenticator, buildHttpServer, buildMetricsServer, listenerSettings, type HttpListenerMetrics, type HttpMetricsSource,
 } from '../ingress/http/server.js';
 import { Health } from '../observability/health.js';
-import { eventPublisherFor } from '../ingress/amqp/event-publisher.js';
-import { withAmqpEvents } from '../ingress/amqp/event-clients.js';
 import { AmqpIngress, type AmqpIngressMetrics } from '../ingress/amqp/queue-ingress.js';
 import type { FastifyInstance } from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';

@@ -3,9 +3,9 @@
  * lists (every client when it lists none) has its events published there too: alone when the
  * client has no webhook, beside the webhook (FanOutSink) when it has one.
  */
-import type { AmqpEventsConfig } from '../../config/amqp-schema.js';
-import type { EventClient } from '../../events/event-dispatcher.js';
-import type { AmqpEventPublisher } from './event-publisher.js';
+import type { AmqpEventsConfig } from '../config/amqp-schema.js';
+import type { AmqpEventPublisher } from './amqp-event-publisher.js';
+import type { EventClient } from './event-dispatcher.js';
 import { FanOutSink } from './fan-out-sink.js';
 
 /**

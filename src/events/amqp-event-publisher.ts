@@ -9,13 +9,13 @@
  * outbox id: deduplicate by it, or by messageId + status), header `x-smppd-client`, `timestamp`
  * (unix seconds), `appId: smppd`.
  */
-import type { BackoffPolicy } from '../../core/backoff.js';
-import type { Clock } from '../../core/clock.js';
-import type { Log } from '../../core/log.js';
-import { amqpEndpoint, type AmqpConfig } from '../../config/amqp-schema.js';
-import type { EventSink } from '../../events/event-dispatcher.js';
-import type { PostOutcome } from '../../events/webhook-client.js';
-import { BrokerLink, describe, type ChannelModel, type ConfirmChannel, type Connect, type Message } from './broker-link.js';
+import type { BackoffPolicy } from '../core/backoff.js';
+import type { Clock } from '../core/clock.js';
+import type { Log } from '../core/log.js';
+import { amqpEndpoint, type AmqpConfig } from '../config/amqp-schema.js';
+import { BrokerLink, describe, type ChannelModel, type ConfirmChannel, type Connect, type Message } from '../amqp/broker-link.js';
+import type { EventSink } from './event-dispatcher.js';
+import type { PostOutcome } from './webhook-client.js';
 
 export interface AmqpEventPublisherOptions {
   /** amqp:// or amqps://. A secret. */

@@ -4,8 +4,8 @@
  * yet, so a working sink does not see the event again because another one failed (unless the
  * process restarted in between, or very many events are failing: delivery stays at least once).
  */
-import type { EventSink } from '../../events/event-dispatcher.js';
-import type { PostOutcome } from '../../events/webhook-client.js';
+import type { EventSink } from './event-dispatcher.js';
+import type { PostOutcome } from './webhook-client.js';
 
 /** Events remembered as partly delivered, at most; past it the oldest is forgotten (and may be sent again to every sink). */
 const MAX_PARTLY_DELIVERED = 100_000;

@@ -10,8 +10,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { BrokerLink, type ChannelModel } from '../../src/amqp/broker-link.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { BrokerLink, type ChannelModel } from '../../src/ingress/amqp/broker-link.js';
 import { recordingLog } from '../support/http.js';
 
 /** A connection with one channel, whose 'close' the owner answers with `link.fail`, as queue-ingress.ts does. */

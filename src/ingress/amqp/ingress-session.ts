@@ -6,7 +6,7 @@
  * was not acked, and nothing more may be acked on this connection.
  */
 import type { TimerHandle } from '../../core/clock.js';
-import { describe, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from './broker-link.js';
+import { describe, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from '../../amqp/broker-link.js';
 import { ChannelAcks } from './channel-acks.js';
 import { publishConfirmed } from './republish.js';
 

@@ -6,7 +6,7 @@
  * it, and the message acts as the client that user is mapped to, whatever its body claims.
  * Pure: what the broker vouches for is an argument.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../../api/errors.js';
 
 /** The operator's rule for one queue (`amqp.clients`, `amqp.client`, `amqp.users`). */
 export interface QueueAccess {

@@ -8,7 +8,7 @@
  * overtaken. Time comes from the injected Clock.
  */
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import type { ClientRateLimiter } from '../client-rate-limiter.js';
+import type { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 
 interface Line<T> {
   items: T[];

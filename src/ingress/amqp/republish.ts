@@ -3,7 +3,7 @@
  * refusal) or to a client's wait queue (a message past its client's rate limit). The copy keeps
  * the body and the properties a consumer of the copy may want, with headers of smppd's added.
  */
-import { describe, type ConfirmChannel, type MessageProperties, type Options } from './broker-link.js';
+import { describe, type ConfirmChannel, type MessageProperties, type Options } from '../../amqp/broker-link.js';
 
 /**
  * The publisher's headers beyond this (bytes, as AMQP encodes them) are left off a copy. amqplib

@@ -1,18 +1,18 @@
 /**
- * A queue message as a send request, checked by the HTTP API's own code: the body is the
- * sendSms body (validation.ts: the same fields, rules and messages), plus `client` (whose
- * message it is; default `amqp.client`; queue-identity.ts says which it may be) and `reference`
- * (the caller's own, echoed in replies and refusals). A refusal is the five-field error body
- * with `requestUri: amqp://<queue>`.
+ * A queue message as a send request, checked by the API's contract as the HTTP API checks it:
+ * the body is the sendSms body (api/validation.ts: the same fields, rules and messages), plus
+ * `client` (whose message it is; default `amqp.client`; queue-identity.ts says which it may be)
+ * and `reference` (the caller's own, echoed in replies and refusals). A refusal is the
+ * five-field error body with `requestUri: amqp://<queue>`.
  */
 import { z } from 'zod';
 import { ErrorCode, isSmppdError } from '../../core/errors.js';
 import type { SendRequest } from '../../dispatch/accept.js';
 import { QUEUE_CAPS } from '../../dispatch/queue-room.js';
-import { assertSenderAllowed, type HttpClient } from '../http/auth.js';
-import { ApiError, errorBodyAt, toApiError, type ApiErrorCode, type ErrorBody } from '../http/errors.js';
-import { sendRequestFrom } from '../http/send.js';
-import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../http/validation.js';
+import { assertSenderAllowed, type HttpClient } from '../../api/auth.js';
+import { ApiError, errorBodyAt, toApiError, type ApiErrorCode, type ErrorBody } from '../../api/errors.js';
+import { sendRequestFrom } from '../../api/send-request.js';
+import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../../api/validation.js';
 import { queueClient, type QueueAccess, type Vouched } from './queue-identity.js';
 
 /** The caller's reference: at most this many characters, by the free-text rule. */

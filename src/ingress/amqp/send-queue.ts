@@ -3,7 +3,7 @@
  * dead-letter exchange and queue, and one wait queue per client the queue may act as.
  */
 import { waitQueueName, type AmqpConfig } from '../../config/amqp-schema.js';
-import type { Channel } from './broker-link.js';
+import type { Channel } from '../../amqp/broker-link.js';
 
 /** The headers a refused message carries on the dead-letter exchange. */
 export const ERROR_HEADER = 'x-smppd-error';

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BatchState } from '../../store/store.js';
+import { ApiError } from '../../api/errors.js';
+import { queryId } from '../../api/validation.js';
 import type { RouteContext } from './context.js';
-import { ApiError } from './errors.js';
-import { queryId } from './validation.js';
 import { batchDetail, batchListEntry, type BatchDetail } from './views.js';
 
 /** §3.3, with its condition text as the refusal. */

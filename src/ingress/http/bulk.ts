@@ -17,14 +17,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { extname } from 'node:path';
 import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
-import { assertSenderAllowed, type HttpClient } from './auth.js';
+import { assertSenderAllowed, type HttpClient } from '../../api/auth.js';
+import { ApiError } from '../../api/errors.js';
+import { scheduleFrom } from '../../api/schedule-time.js';
+import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
 import { DestinationList } from './destination-list.js';
-import { ApiError } from './errors.js';
-import { NumberTally, readLines, type BulkListInfo } from './numbers.js';
-import { scheduleFrom } from './schedule-time.js';
+import { NumberTally, readLines, type BulkListInfo } from './number-file.js';
 import { UploadSlots } from './upload-slots.js';
-import { bulkRequestSchema, parseInput, type BulkRequest } from './validation.js';
 
 /**
  * Numbers committed together. Each chunk is one write of the store, which holds the store's

@@ -7,9 +7,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_RESEND_DAYS } from '../../config/schema.js';
 import type { DeadEvent } from '../../store/store.js';
+import { ApiError } from '../../api/errors.js';
+import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from '../../api/validation.js';
 import type { RouteContext } from './context.js';
-import { ApiError } from './errors.js';
-import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from './validation.js';
 
 /** Messages per commit of a resendDlr: a wide date range is many short transactions, not one long one. */
 const RESEND_PAGE = 1_000;

@@ -30,10 +30,11 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { HTTP_LISTENER_DEFAULTS, type HttpConfig } from '../../config/schema.js';
+import type { ApiErrorCode } from '../../api/errors.js';
 import { ConnectionsPerAddress } from './connections-per-address.js';
-import { hostHeaderProblem } from './host-header.js';
 import { RequestDeadlines, SWEEP_MS, type DeadlineLimit, type Overdue } from './deadlines.js';
-import { errorResponseBytes, pathOf, writeErrorResponse, type ApiErrorCode } from './errors.js';
+import { errorResponseBytes, pathOf, writeErrorResponse } from './error-replies.js';
+import { hostHeaderProblem } from './host-header.js';
 
 /** TLS on the API listener: PEM contents. */
 export interface HttpTlsSettings {

@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../../sms/status.js';
 import { DECODE_PROBLEMS } from '../../sms/text-codec.js';
-import { API_ERRORS } from './errors.js';
-import { NUMBER_PROBLEMS } from './numbers.js';
-import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from './validation.js';
+import { API_ERRORS } from '../../api/errors.js';
+import { NUMBER_PROBLEMS } from '../../api/numbers.js';
+import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from '../../api/validation.js';
 
 type Json = Record<string, unknown>;
 

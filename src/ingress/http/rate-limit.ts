@@ -4,9 +4,10 @@
  * neither a body parse nor an upload. 429 RATE_LIMITED with Retry-After (whole seconds).
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { retryAfterSeconds, type ClientRateLimiter } from '../client-rate-limiter.js';
-import type { Authenticator } from './auth.js';
-import { ApiError, sendError } from './errors.js';
+import { retryAfterSeconds, type ClientRateLimiter } from '../../api/client-rate-limiter.js';
+import { ApiError } from '../../api/errors.js';
+import type { Authenticator } from './authenticator.js';
+import { sendError } from './error-replies.js';
 
 export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 

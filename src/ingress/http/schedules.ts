@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ScheduleState } from '../../store/store.js';
+import { ApiError } from '../../api/errors.js';
+import { parseInput, queryId, sendNowSchema, toId } from '../../api/validation.js';
 import type { RouteContext } from './context.js';
-import { ApiError } from './errors.js';
-import { parseInput, queryId, sendNowSchema, toId } from './validation.js';
 import { scheduleEntry, type ScheduleEntry } from './views.js';
 
 const TRANSITIONS = {

@@ -13,15 +13,16 @@ import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
-import { ClientRateLimiter } from '../client-rate-limiter.js';
-import { Authenticator } from './auth.js';
+import { ClientRateLimiter } from '../../api/client-rate-limiter.js';
+import { ApiError } from '../../api/errors.js';
+import { Authenticator } from './authenticator.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
+import { errorHandler, notFoundHandler, requestPath, sendError, toHttpError } from './error-replies.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes, registerMetricsRoute, type HttpMetricsSource } from './health.js';
 import { DEFAULT_LISTENER, HttpListener, type HttpListenerSettings } from './listener.js';
-import { ApiError, errorHandler, notFoundHandler, requestPath, sendError, toApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { rateLimitHook } from './rate-limit.js';
 import { registerScheduleRoutes } from './schedules.js';
@@ -29,10 +30,9 @@ import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
 import { registerStatusRoutes } from './status.js';
 
-export { Authenticator, type HttpClient } from './auth.js';
+export { Authenticator } from './authenticator.js';
 export { registerMetricsRoute, type HttpHealth, type HttpMetricsSource } from './health.js';
 export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
-export { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
 export { listenerSettings, type HttpListenerMetrics, type HttpListenerSettings, type HttpTlsSettings } from './listener.js';
 
 export interface RouteEntry {
@@ -63,7 +63,7 @@ function fastifyOn(listener: HttpListener, log: Log, bodyLimit?: number): Fastif
     // The listener answers 503 from preClose on, with the five-field body.
     return503OnClosing: false,
     // A request fastify cannot route (a malformed URL) still gets the five-field body.
-    frameworkErrors: (error, request, reply) => sendError(reply, request, toApiError(error).error),
+    frameworkErrors: (error, request, reply) => sendError(reply, request, toHttpError(error).error),
   });
   app.addHook('preClose', (done) => {
     listener.beginClose();

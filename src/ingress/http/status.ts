@@ -3,8 +3,8 @@
  * for it), and POST /sms/lookup, which SMPP cannot serve.
  */
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../api/errors.js';
 import type { RouteContext } from './context.js';
-import { ApiError } from './errors.js';
 import { messageStatus } from './views.js';
 
 export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -6,7 +6,7 @@
  * (256 MB by default), whatever the number of connections. One client may hold at most half the
  * slots (at least one), so another client's upload still finds one free.
  */
-import { ApiError } from './errors.js';
+import { ApiError } from '../../api/errors.js';
 
 /**
  * Retry-After of a refusal, seconds. A slot is free when an upload ends, and nothing says when

@@ -9,9 +9,9 @@ import { amqpEndpoint, type AmqpEventsConfig } from '../../../src/config/amqp-sc
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
 import { Acceptor } from '../../../src/dispatch/accept.js';
+import { withAmqpEvents } from '../../../src/events/amqp-event-clients.js';
+import { AmqpEventPublisher } from '../../../src/events/amqp-event-publisher.js';
 import { EventDispatcher } from '../../../src/events/event-dispatcher.js';
-import { withAmqpEvents } from '../../../src/ingress/amqp/event-clients.js';
-import { AmqpEventPublisher } from '../../../src/ingress/amqp/event-publisher.js';
 import { COMPOSE, openTestStore, recordingLog } from '../../support/http.js';
 import { AMQP_URL, BrokerProxy, BrokerView, noteSkipped, sleep, uniqueName, until } from './broker.js';
 

@@ -3,12 +3,12 @@
  * the test can hold, fail or fill; smppd's connection through a BrokerProxy the test can cut; a
  * BrokerView to publish and look at the queues; queues of the test's own, deleted after it.
  */
+import type { Connect } from '../../../src/amqp/broker-link.js';
+import type { HttpClient } from '../../../src/api/auth.js';
+import type { ClientRateLimiter } from '../../../src/api/client-rate-limiter.js';
 import type { AmqpConfig } from '../../../src/config/amqp-schema.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { Acceptor } from '../../../src/dispatch/accept.js';
-import type { ClientRateLimiter } from '../../../src/ingress/client-rate-limiter.js';
-import type { HttpClient } from '../../../src/ingress/http/auth.js';
-import type { Connect } from '../../../src/ingress/amqp/broker-link.js';
 import { AmqpIngress } from '../../../src/ingress/amqp/queue-ingress.js';
 import type { AcceptRequest } from '../../../src/store/store.js';
 import { CLIENTS, COMPOSE, openTestStore, recordingLog } from '../../support/http.js';

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_ERRORS } from '../../../src/ingress/http/errors.js';
+import { API_ERRORS } from '../../../src/api/errors.js';
 import { ERROR_CODE_HEADER, ERROR_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
 import { REFUSAL_MESSAGE_MAX } from '../../../src/ingress/amqp/send-message.js';
 import { ERROR_FIELDS, TOKENS } from '../../support/http.js';

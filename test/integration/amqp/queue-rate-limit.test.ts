@@ -5,8 +5,8 @@
  * others need; a reload applies to the messages waiting; nothing is lost across a stop.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { ClientRateLimiter } from '../../../src/api/client-rate-limiter.js';
 import { ManualClock } from '../../../src/core/clock.js';
-import { ClientRateLimiter } from '../../../src/ingress/client-rate-limiter.js';
 import { CLIENT_HEADER, RECEIVED_AT_HEADER } from '../../../src/ingress/amqp/queue-ingress.js';
 import { TOKENS } from '../../support/http.js';
 import { AMQP_URL, noteSkipped, sleep, until } from './broker.js';

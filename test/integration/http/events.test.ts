@@ -275,7 +275,7 @@ describe('POST /sms/resendDlr date bounds', () => {
     });
   }
 
-  // Fails today: parseDateBound (src/ingress/http/validation.ts, `const at = Date.parse(text.replace(' ', 'T'))`)
+  // Fails today: parseDateBound (src/api/validation.ts, `const at = Date.parse(text.replace(' ', 'T'))`)
   // checks the day of the month only for the YYYY-MM-DD form; V8's Date.parse rolls 2026-02-30T10:00:00Z
   // over to 2026-03-02T10:00:00Z, so the same impossible day is refused as a date and taken as a date-time.
   it('refuses a date-time on a day the month does not have, as it refuses the date', async () => {

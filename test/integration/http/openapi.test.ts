@@ -3,7 +3,8 @@
  * and every described operation is a registered route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_ERRORS, listRoutes } from '../../../src/ingress/http/server.js';
+import { API_ERRORS } from '../../../src/api/errors.js';
+import { listRoutes } from '../../../src/ingress/http/server.js';
 import { httpHarness, type Harness } from '../../support/http.js';
 
 let h: Harness;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ClientRateLimiter, retryAfterSeconds } from '../../../src/api/client-rate-limiter.js';
 import { ManualClock } from '../../../src/core/clock.js';
-import { ClientRateLimiter, retryAfterSeconds } from '../../../src/ingress/client-rate-limiter.js';
 
 /** How many of `n` sends in a row `client` is let through now. */
 function burstOf(limiter: ClientRateLimiter, client: string, n = 1000): number {

@@ -4,7 +4,7 @@
  * Bidi_Control character or half a surrogate pair.
  */
 import { describe, expect, it } from 'vitest';
-import { FREE_TEXT_RULE, freeTextProblem } from '../../../../src/ingress/http/validation.js';
+import { FREE_TEXT_RULE, freeTextProblem } from '../../../src/api/validation.js';
 
 const REFUSED = /[\p{Cc}\p{Bidi_Control}\u2028\u2029]/u;
 

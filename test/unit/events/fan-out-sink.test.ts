@@ -1,8 +1,8 @@
 /** A client's events to its webhook and to the exchange: acknowledged when both took it; a retry goes only where it failed. */
 import { describe, expect, it } from 'vitest';
 import type { EventSink } from '../../../src/events/event-dispatcher.js';
+import { FanOutSink } from '../../../src/events/fan-out-sink.js';
 import type { PostOutcome } from '../../../src/events/webhook-client.js';
-import { FanOutSink } from '../../../src/ingress/amqp/fan-out-sink.js';
 
 function scripted(origin: string, outcomes: PostOutcome[]): EventSink & { seen: number[]; closed: boolean } {
   const sink = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ClientRateLimiter } from '../../../../src/api/client-rate-limiter.js';
 import { ManualClock } from '../../../../src/core/clock.js';
-import { ClientRateLimiter } from '../../../../src/ingress/client-rate-limiter.js';
 import { RateWaits } from '../../../../src/ingress/amqp/rate-waits.js';
 
 function lines(perSecond: number, burst: number) {

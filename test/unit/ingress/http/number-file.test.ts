@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NumberTally, checkNumber, readLines } from '../../../../src/ingress/http/numbers.js';
-import { parseScheduleTime } from '../../../../src/ingress/http/schedule-time.js';
+import { checkNumber } from '../../../../src/api/numbers.js';
+import { NumberTally, readLines } from '../../../../src/ingress/http/number-file.js';
 
 async function lines(chunks: Array<string | Buffer>): Promise<string[]> {
   async function* source() {
@@ -43,21 +43,5 @@ describe('NumberTally', () => {
     const t = new NumberTally();
     t.line('+447700900001');
     expect(t.info({ count: 0, repeats: 0 })).toEqual({ total: 1, validCount: 0, invalidCount: 1, duplicate: 0, errors: { plusPrefix: 1 } });
-  });
-});
-
-describe('parseScheduleTime', () => {
-  it('reads a local time in an offset, a zone name, or UTC', () => {
-    expect(parseScheduleTime('2026-03-01 12:00', '+04:00')).toEqual({ ok: true, at: Date.UTC(2026, 2, 1, 8) });
-    expect(parseScheduleTime('2026-03-01T12:00:30.5', '-05:30')).toEqual({ ok: true, at: Date.UTC(2026, 2, 1, 17, 30, 30, 500) });
-    expect(parseScheduleTime('2026-07-01 12:00', 'Europe/Berlin')).toEqual({ ok: true, at: Date.UTC(2026, 6, 1, 10) });
-    expect(parseScheduleTime('2026-01-01 00:00', undefined)).toEqual({ ok: true, at: Date.UTC(2026, 0, 1) });
-  });
-
-  it('refuses what is not a local date-time, or a date that does not exist', () => {
-    for (const t of ['2026-03-01', '12:00', '2026-3-1 12:00', '2026-02-29 10:00', '2026-01-01 24:00', '2026-01-01T10:00Z', '1767225600000']) {
-      expect(parseScheduleTime(t, '+00:00'), t).toMatchObject({ ok: false, field: 'time' });
-    }
-    expect(parseScheduleTime('2026-01-01 10:00', '+25:00')).toMatchObject({ ok: false, field: 'gmt' });
   });
 });

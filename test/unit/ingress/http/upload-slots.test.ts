@@ -4,7 +4,7 @@
  * once however often its release is called.
  */
 import { describe, expect, it } from 'vitest';
-import { API_ERRORS } from '../../../../src/ingress/http/errors.js';
+import { API_ERRORS } from '../../../../src/api/errors.js';
 import { UPLOAD_RETRY_AFTER_S, UploadSlots } from '../../../../src/ingress/http/upload-slots.js';
 
 function refusal(slots: UploadSlots, client: string): { code: string; message: string; headers: Readonly<Record<string, string>> } | null {

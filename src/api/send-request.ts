@@ -1,0 +1,27 @@
+/**
+ * A validated sendSms body as dispatch's acceptor takes it: the one mapping of the HTTP and the
+ * queue ingress (messaging-service-api.md §4.1).
+ */
+import type { SendRequest } from '../dispatch/accept.js';
+import { scheduleFrom } from './schedule-time.js';
+import type { SendSmsBody } from './validation.js';
+
+/**
+ * `now`: wall ms, for the schedule's "not in the past" check. Throws VALIDATION (ApiError) for a
+ * schedule that is inconsistent or in the past.
+ */
+export function sendRequestFrom(client: string, body: SendSmsBody, now: number): SendRequest {
+  const schedule = scheduleFrom({ flag: body.isSchedule, time: body.time, gmt: body.gmt, repeat: body.repeat }, 'isSchedule', '', now);
+  // charCount, smsParts, charLimit, delay and the regulatory ids are accepted and not used:
+  // smppd counts parts itself and paces by the binds.
+  return {
+    client,
+    senderId: body.senderId,
+    destination: body.destinationNumber,
+    message: body.message,
+    messageType: body.messageType,
+    ...(body.expiryHour != null ? { expiryHour: body.expiryHour } : {}),
+    ...(body.campaignName != null ? { campaignName: body.campaignName } : {}),
+    ...(schedule ? { schedule } : {}),
+  };
+}
