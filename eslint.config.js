@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** The folders of src/, each a layer of DESIGN.md. */
-const LAYERS = ['core', 'sms', 'config', 'observability', 'smpp', 'store', 'simulator', 'dispatch', 'events', 'ingress', 'cli'];
+const LAYERS = ['core', 'sms', 'config', 'observability', 'smpp', 'amqp', 'store', 'simulator', 'dispatch', 'events', 'api', 'ingress', 'cli'];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/results/'] },
@@ -35,11 +35,16 @@ export default tseslint.config(
   layer('config', ['core', 'sms']),
   layer('observability', ['core']),
   layer('smpp', ['core', 'sms']),
+  // The broker connection, kept up: the queue ingress and the event publisher each hold one.
+  layer('amqp', ['core']),
   layer('store', ['core', 'sms']),
   layer('simulator', ['core', 'sms', 'smpp']),
   layer('dispatch', ['core', 'sms', 'smpp', 'store', 'config', 'observability']),
-  layer('events', ['core', 'sms', 'smpp', 'store', 'config', 'observability']),
-  layer('ingress', ['core', 'sms', 'smpp', 'store', 'config', 'observability', 'dispatch', 'events']),
+  layer('events', ['core', 'sms', 'smpp', 'store', 'config', 'observability', 'amqp']),
+  // The contract both ingresses share (validation, errors, clients, the send request dispatch
+  // takes): pure, so no transport (fastify, amqplib) reaches it.
+  layer('api', ['core', 'sms', 'dispatch'], true),
+  layer('ingress', ['core', 'sms', 'smpp', 'store', 'config', 'observability', 'dispatch', 'events', 'amqp', 'api']),
   {
     files: ['src/core/clock.ts', 'test/**/*.ts', 'bench/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-globals': 'off', 'no-restricted-properties': 'off' },
@@ -52,18 +57,20 @@ export default tseslint.config(
 
 /**
  * Files in src/<name>/ (at any depth) may import the layers in `allowed` and their own folder,
- * nothing else of src/; a pure layer also no Node I/O module. Matches the folder name as a
- * path segment of the import ('../../store/store.js'), so sub-folders need no rule of their own.
+ * nothing else of src/; a pure layer also no I/O module (Node's, a server's, a broker's or a
+ * database's client). Matches the folder name as a path segment of the import
+ * ('../../store/store.js'), so sub-folders need no rule of their own.
  */
 function layer(name, allowed, pure = false) {
-  const io = ['node:fs', 'node:fs/promises', 'node:net', 'node:tls', 'node:http', 'node:https', 'node:child_process', 'node:dgram'];
+  const io = ['node:fs', 'node:fs/promises', 'node:net', 'node:tls', 'node:http', 'node:https', 'node:child_process', 'node:dgram',
+    'fastify', '@fastify/multipart', 'amqplib', 'pg', 'better-sqlite3', 'undici'];
   const forbidden = LAYERS.filter((l) => l !== name && !allowed.includes(l));
   return {
     files: [`src/${name}/**/*.ts`],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [{ regex: `^\\.\\.?/(\\.\\./)*(${forbidden.join('|')})/`, message: `DESIGN.md layers: src/${name} may import only ${allowed.join(', ') || 'nothing else of src'}.` }, { regex: '^(\\.\\./)+main\\.js$', message: 'DESIGN.md layers: nothing imports the entry point.' }],
-        ...(pure ? { paths: io.map((io) => ({ name: io, message: 'The domain is pure: no I/O.' })) } : {}),
+        ...(pure ? { paths: io.map((io) => ({ name: io, message: `src/${name} is pure: no I/O.` })) } : {}),
       }],
     },
   };
