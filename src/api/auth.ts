@@ -11,7 +11,7 @@ import type { RateLimit } from './client-rate-limiter.js';
 import { ApiError } from './errors.js';
 
 /** One caller of the API (the config's `clients[]`, token read). */
-export interface HttpClient {
+export interface ApiClient {
   /** Unique; stored with the client's messages, batches and schedules, and logged. */
   name: string;
   /** The bearer token. A secret. */
@@ -31,21 +31,21 @@ const digest = (token: string): Buffer => Buffer.from(crypto.hash('sha256', toke
 
 /** The clients by token. */
 export class ClientTokens {
-  #clients: ReadonlyArray<{ client: HttpClient; digest: Buffer }>;
+  #clients: ReadonlyArray<{ client: ApiClient; digest: Buffer }>;
 
-  constructor(clients: readonly HttpClient[]) {
+  constructor(clients: readonly ApiClient[]) {
     this.#clients = digests(clients);
   }
 
   /** SIGHUP: the new list of clients, for the next token matched. */
-  replace(clients: readonly HttpClient[]): void {
+  replace(clients: readonly ApiClient[]): void {
     this.#clients = digests(clients);
   }
 
   /** The client whose token this is, or undefined. */
-  match(token: string): HttpClient | undefined {
+  match(token: string): ApiClient | undefined {
     const presented = digest(token);
-    let found: HttpClient | undefined;
+    let found: ApiClient | undefined;
     for (const c of this.#clients) {
       // No early exit: every client costs the same comparison.
       if (crypto.timingSafeEqual(presented, c.digest) && found === undefined) found = c.client;
@@ -54,12 +54,12 @@ export class ClientTokens {
   }
 }
 
-function digests(clients: readonly HttpClient[]): ReadonlyArray<{ client: HttpClient; digest: Buffer }> {
+function digests(clients: readonly ApiClient[]): ReadonlyArray<{ client: ApiClient; digest: Buffer }> {
   return clients.map((client) => ({ client, digest: digest(client.token) }));
 }
 
 /** 403 unless the client may send as `senderId` (§5.3: a valid token not allowed to do this). */
-export function assertSenderAllowed(client: HttpClient, senderId: string): void {
+export function assertSenderAllowed(client: ApiClient, senderId: string): void {
   if (client.senders !== undefined && !client.senders.includes(senderId)) {
     throw new ApiError('SENDER_NOT_ALLOWED', `senderId ${JSON.stringify(senderId)} is not allowed for this token; ask the operator to add it to the client's senders`);
   }

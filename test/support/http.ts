@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HttpClient } from '../../src/api/auth.js';
+import type { ApiClient } from '../../src/api/auth.js';
 import { ManualClock, SystemClock } from '../../src/core/clock.js';
 import type { Log } from '../../src/core/log.js';
 import { Acceptor } from '../../src/dispatch/accept.js';
@@ -41,7 +41,7 @@ export const TOKENS = {
   other: 'other-token-0123456789abcdef',
 } as const;
 
-export const CLIENTS: HttpClient[] = [
+export const CLIENTS: ApiClient[] = [
   { name: 'app', token: TOKENS.app },
   { name: 'limited', token: TOKENS.limited, senders: ['MyBrand'] },
   { name: 'other', token: TOKENS.other },
@@ -69,7 +69,7 @@ export interface HarnessOptions {
   /** The listener's timeouts, maxConnections and TLS; the rest as the config's defaults. */
   listener?: Partial<HttpListenerSettings>;
   /** In place of CLIENTS (same tokens: the log is checked for those). */
-  clients?: HttpClient[];
+  clients?: ApiClient[];
   /** http.maxResendDays. */
   maxResendDays?: number;
   /** What GET /metrics answers. Default: one comment line. */

@@ -31,7 +31,7 @@ import type { Log } from '../../core/log.js';
 import { amqpEndpoint, amqpUser, waitQueueName, type AmqpConfig } from '../../config/amqp-schema.js';
 import type { SendRequest } from '../../dispatch/accept.js';
 import { BrokerLink, describe, type ChannelModel, type Connect, type ConsumeMessage } from '../../amqp/broker-link.js';
-import type { HttpClient } from '../../api/auth.js';
+import type { ApiClient } from '../../api/auth.js';
 import { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 import type { ErrorBody } from '../../api/errors.js';
 import { IngressSession, checkUserId, type Delivery, type Lane } from './ingress-session.js';
@@ -69,7 +69,7 @@ export interface AmqpIngressOptions {
   config: AmqpConfig;
   acceptor: SendAcceptor;
   /** The configured clients (`clients[]`): who a message may be sent as, and their `senders`. */
-  clients: readonly HttpClient[];
+  clients: readonly ApiClient[];
   /** The clients' rate limits, shared with the HTTP API; default: one of its own, built from `clients`. */
   rateLimiter?: ClientRateLimiter;
   clock: Clock;
@@ -115,7 +115,7 @@ export class AmqpIngress {
   readonly #limiter: ClientRateLimiter;
   readonly #ownsLimiter: boolean;
   readonly #waits: RateWaits<Waiting>;
-  #clients: ReadonlyMap<string, HttpClient>;
+  #clients: ReadonlyMap<string, ApiClient>;
   #session: IngressSession | undefined;
   readonly #handling = new Set<Promise<void>>();
   #stopping = false;
@@ -165,7 +165,7 @@ export class AmqpIngress {
   }
 
   /** SIGHUP: the new clients apply to the next message, their rate limits to the messages waiting too. */
-  replaceClients(clients: readonly HttpClient[]): void {
+  replaceClients(clients: readonly ApiClient[]): void {
     this.#clients = byName(clients);
     // A shared limiter is replaced by its owner (the daemon), before this.
     if (this.#ownsLimiter) this.#limiter.replace(clients);
@@ -362,6 +362,6 @@ export class AmqpIngress {
   }
 }
 
-function byName(clients: readonly HttpClient[]): ReadonlyMap<string, HttpClient> {
+function byName(clients: readonly ApiClient[]): ReadonlyMap<string, ApiClient> {
   return new Map(clients.map((c) => [c.name, c]));
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ErrorCode, isSmppdError } from '../../core/errors.js';
 import type { SendRequest } from '../../dispatch/accept.js';
 import { QUEUE_CAPS } from '../../dispatch/queue-room.js';
-import { assertSenderAllowed, type HttpClient } from '../../api/auth.js';
+import { assertSenderAllowed, type ApiClient } from '../../api/auth.js';
 import { ApiError, errorBodyAt, toApiError, type ApiErrorCode, type ErrorBody } from '../../api/errors.js';
 import { sendRequestFrom } from '../../api/send-request.js';
 import { FREE_TEXT_MAX, FREE_TEXT_RULE, freeText, freeTextProblem, parseInput, sendSmsSchema } from '../../api/validation.js';
@@ -28,7 +28,7 @@ export const queueSendSchema = sendSmsSchema.extend({
 
 export interface ReadOptions {
   /** The configured clients by name. */
-  clients: ReadonlyMap<string, HttpClient>;
+  clients: ReadonlyMap<string, ApiClient>;
   /** Which clients the queue may act as, and how a message says which. */
   access: QueueAccess;
   /** What the broker vouches for about this message (its user_id). */

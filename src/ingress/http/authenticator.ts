@@ -4,7 +4,7 @@
  * never reaches a message or a log line.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { ClientTokens, type HttpClient } from '../../api/auth.js';
+import { ClientTokens, type ApiClient } from '../../api/auth.js';
 import { ApiError } from '../../api/errors.js';
 import { sendUnauthorized } from './error-replies.js';
 
@@ -16,7 +16,7 @@ const CLIENT = Symbol('smppd.client');
 export class Authenticator {
   readonly #tokens: ClientTokens;
 
-  constructor(clients: readonly HttpClient[]) {
+  constructor(clients: readonly ApiClient[]) {
     this.#tokens = new ClientTokens(clients);
   }
 
@@ -24,7 +24,7 @@ export class Authenticator {
    * SIGHUP: the new list of clients takes effect for the next request; requests already
    * authenticated finish as the client they were.
    */
-  replace(clients: readonly HttpClient[]): void {
+  replace(clients: readonly ApiClient[]): void {
     this.#tokens.replace(clients);
   }
 
@@ -35,8 +35,8 @@ export class Authenticator {
   }
 
   /** The client the request authenticated as. */
-  clientOf(request: FastifyRequest): HttpClient {
-    const client = request.getDecorator<HttpClient | null>(CLIENT);
+  clientOf(request: FastifyRequest): ApiClient {
+    const client = request.getDecorator<ApiClient | null>(CLIENT);
     if (!client) throw new ApiError('INTERNAL', 'route served without authentication');
     return client;
   }
@@ -56,7 +56,7 @@ export class Authenticator {
   };
 
   /** The client the Authorization header names, or why it names none. */
-  #identify(header: string | undefined): HttpClient | string {
+  #identify(header: string | undefined): ApiClient | string {
     if (header === undefined || header === '') return 'missing bearer token: send the header Authorization: Bearer <token>';
     const m = BEARER.exec(header);
     if (!m?.[1]) return 'the Authorization header must be Bearer <token>';

@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { extname } from 'node:path';
 import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
-import { assertSenderAllowed, type HttpClient } from '../../api/auth.js';
+import { assertSenderAllowed, type ApiClient } from '../../api/auth.js';
 import { ApiError } from '../../api/errors.js';
 import { scheduleFrom } from '../../api/schedule-time.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
@@ -69,7 +69,7 @@ class BulkUpload {
   constructor(
     private readonly ctx: RouteContext,
     private readonly slots: UploadSlots,
-    private readonly client: HttpClient,
+    private readonly client: ApiClient,
     private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
   ) {

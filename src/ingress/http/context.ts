@@ -7,7 +7,7 @@ import type { Log } from '../../core/log.js';
 import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
 import type { IdentifyResult } from '../../sms/identify.js';
 import type { Store } from '../../store/store.js';
-import type { HttpClient } from '../../api/auth.js';
+import type { ApiClient } from '../../api/auth.js';
 import type { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 import type { Authenticator } from './authenticator.js';
 import type { HttpHealth, HttpMetricsSource } from './health.js';
@@ -77,7 +77,7 @@ export interface HttpServerDeps {
   /** POST /sms/identify (the domain's `identify`). */
   identify: (text: string) => IdentifyResult;
   /** Who may call (config `clients`). Names and tokens unique (the config checks it). */
-  clients: readonly HttpClient[];
+  clients: readonly ApiClient[];
   /** Wall time for schedules and state changes; the listener's body deadlines (monotonic time and one sweep timer). */
   clock: Clock;
   log: Log;

@@ -4,7 +4,7 @@
  * BrokerView to publish and look at the queues; queues of the test's own, deleted after it.
  */
 import type { Connect } from '../../../src/amqp/broker-link.js';
-import type { HttpClient } from '../../../src/api/auth.js';
+import type { ApiClient } from '../../../src/api/auth.js';
 import type { ClientRateLimiter } from '../../../src/api/client-rate-limiter.js';
 import type { AmqpConfig } from '../../../src/config/amqp-schema.js';
 import { SystemClock } from '../../../src/core/clock.js';
@@ -28,7 +28,7 @@ export interface HarnessOptions {
   /** Bind the queue to an exchange of its own with routing key `send`. */
   exchange?: boolean;
   /** In place of CLIENTS (rate limits, say). */
-  clients?: HttpClient[];
+  clients?: ApiClient[];
   /** amqp.clients (default every client), amqp.client (default app, unless users is given) and amqp.users. */
   access?: Partial<Pick<AmqpConfig, 'clients' | 'client' | 'users'>>;
   rateLimiter?: ClientRateLimiter;
@@ -112,7 +112,7 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
   const settled = { accepted: 0, dead: 0, requeued: 0, waiting: 0 };
   const rateLimited: string[] = [];
   /** Another ingress on the same queue and store (a restart), started; stopped after the test. */
-  const newIngress = (withClients: HttpClient[] = clients, rateLimiter = o.rateLimiter): AmqpIngress => {
+  const newIngress = (withClients: ApiClient[] = clients, rateLimiter = o.rateLimiter): AmqpIngress => {
     const ingress = new AmqpIngress({
       config, acceptor, clients: withClients, clock, log: recordingLog(logs), ...(rateLimiter ? { rateLimiter } : {}), ...(o.connect ? { connect: o.connect } : {}),
       metrics: { amqpMessage: (result) => { settled[result]++; }, amqpConnected: () => {}, rateLimited: (client) => { rateLimited.push(client); } },
