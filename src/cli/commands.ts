@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { version } from './version.js';
 
 const USAGE = `smppd — SMPP v3.4 client and bridge daemon
 
@@ -13,14 +13,6 @@ Commands:
   version               print the version
 
 Run 'smppd <command> --help' for a command's options.`;
-
-/** package.json's version. Built, this file is dist/src/cli/commands.js; run from the sources (the tests), src/cli/commands.ts. */
-export function version(): string {
-  const path = ['../../package.json', '../../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u));
-  if (!path) return 'unknown';
-  const pkg = JSON.parse(readFileSync(path, 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 /** Runs one command and resolves to the process exit code. */
 export async function runCommand(argv: string[]): Promise<number> {

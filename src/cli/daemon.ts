@@ -33,7 +33,7 @@ import type { SmppdError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
-import { version } from './commands.js';
+import { version } from './version.js';
 import { dispatcherUpstream, upstreamSettings } from './engine-settings.js';
 import { warnIfOpenFilesShort } from './open-files.js';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { version } from '../../../src/cli/commands.js';
+import { version } from '../../../src/cli/version.js';
 import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
 import { loadConfigFile, parseConfig } from '../../../src/config/load.js';
 import { SystemClock } from '../../../src/core/clock.js';
