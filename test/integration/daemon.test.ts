@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
 import { parseConfig } from '../../src/config/load.js';
-import { freePort } from '../../src/cli/bench-proc.js';
+import { freePort } from '../support/free-port.js';
 import { startDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
 import { bulkForm } from '../support/http.js';
 import { RawConnection } from '../support/raw-http.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { parseConfig } from '../../src/config/load.js';
-import { freePort } from '../../src/cli/bench-proc.js';
+import { freePort } from '../support/free-port.js';
 import { startDaemon } from '../../src/cli/daemon.js';
 import { bulkForm, recordingLog } from '../support/http.js';
 import { until } from '../support/engine.js';

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import amqplib, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/cli/bench-proc.js';
+import { freePort } from '../../support/free-port.js';
 import { JsonLinesProcess } from '../../support/json-lines-process.js';
 import { PrivateRabbitMQ } from '../../support/private-rabbitmq.js';
 import { sleep, until } from './broker.js';

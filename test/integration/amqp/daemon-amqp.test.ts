@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/cli/bench-proc.js';
+import { freePort } from '../../support/free-port.js';
 import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { SystemClock } from '../../../src/core/clock.js';

@@ -10,7 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../../src/cli/bench-proc.js';
+import { freePort } from '../../support/free-port.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';

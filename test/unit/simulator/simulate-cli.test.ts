@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/cli/bench-proc.js';
+import { freePort } from '../../support/free-port.js';
 import { runSimulate } from '../../../src/cli/simulate.js';
 
 function io(signal?: AbortSignal): { out: string[]; err: string[]; stdout: (l: string) => void; stderr: (l: string) => void; signal?: AbortSignal } {
