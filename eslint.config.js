@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const LAYERS = ['core', 'sms', 'config', 'observability', 'smpp', 'amqp', 'store', 'simulator', 'dispatch', 'events', 'api', 'ingress', 'cli'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'bench/build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processCpuUs } from '../src/cli/bench-proc.js';
+import { processCpuUs } from './src/proc.js';
 import { SystemClock } from '../src/core/clock.js';
 import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';

@@ -9,7 +9,6 @@ Commands:
   simulate [options]    run the built-in SMSC simulator (smppd simulate --help)
   check-config --config FILE   validate and print the resolved config (secrets masked)
   send [options]        send one test message through a running daemon (smppd send --help)
-  bench [options]       run the benchmark, write bench/results/*.json (smppd bench --help)
   version               print the version
 
 Run 'smppd <command> --help' for a command's options.`;
@@ -26,17 +25,6 @@ export async function runCommand(argv: string[]): Promise<number> {
       return (await import('./check-config.js')).runCheckConfig(rest);
     case 'send':
       return (await import('./send.js')).runSend(rest);
-    case 'bench':
-      return (await import('./bench.js')).runBench(rest);
-    case 'bench-client':
-      // Internal: the load generator process the benchmark spawns.
-      return (await import('./bench-client.js')).runBenchClient(rest);
-    case 'bench-webhooks':
-      // Internal: the smppd side of the webhook benchmark.
-      return (await import('./bench-webhooks.js')).runWebhookBenchSide(rest);
-    case 'bench-consumer':
-      // Internal: the scale-out benchmark's floor consumer of the send queue.
-      return (await import('./bench-consumer.js')).runBenchConsumer(rest);
     case 'version':
     case '--version':
       console.log(version());

@@ -17,15 +17,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchCleanup, Cleanup } from './bench-cleanup.js';
-import { DaemonProcess, SimulatorProcess } from './bench-harness.js';
-import { sendSmsBody } from './bench-load.js';
-import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
-import { publishOpenLoop, publishSummary, type PublishResult, type PublishSummary } from './bench-publisher.js';
-import { BrokerWatch } from './bench-scaleout-broker.js';
-import { BenchSchema, deliveryFigures, type Quantiles } from './bench-scaleout-store.js';
-import { serverMeter } from './bench-servers.js';
-import { round } from './bench-stats.js';
+import type { BenchCleanup, Cleanup } from './cleanup.js';
+import { DaemonProcess, SimulatorProcess } from './harness.js';
+import { sendSmsBody } from './load.js';
+import { CpuMeter, percentOfCore, sleep } from './proc.js';
+import { publishOpenLoop, publishSummary, type PublishResult, type PublishSummary } from './publisher.js';
+import { BrokerWatch } from './scaleout-broker.js';
+import { BenchSchema, deliveryFigures, type Quantiles } from './scaleout-store.js';
+import { serverMeter } from './servers.js';
+import { round } from './stats.js';
 
 export interface ScaleOutCase {
   name: string;

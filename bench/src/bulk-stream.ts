@@ -6,12 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import type { DaemonCase, Measured } from './bench-daemon.js';
-import { cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts } from './bench-daemon-measure.js';
-import type { DaemonUnderTest } from './bench-harness.js';
-import type { HttpTarget } from './bench-load.js';
-import { sleep } from './bench-proc.js';
-import { percentile, round } from './bench-stats.js';
+import type { DaemonCase, Measured } from './daemon.js';
+import { cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts } from './daemon-measure.js';
+import type { DaemonUnderTest } from './harness.js';
+import type { HttpTarget } from './load.js';
+import { sleep } from './proc.js';
+import { percentile, round } from './stats.js';
 
 const BULK_REQUEST = { senderId: 'Bench', message: 'Your verification code is 123456. It expires in 10 minutes.', messageType: 'TEXT', allowDuplicate: false };
 

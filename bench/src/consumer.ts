@@ -12,8 +12,8 @@
  */
 import amqplib, { type ConsumeMessage } from 'amqplib';
 import { parseArgs } from 'node:util';
-import { ChannelAcks } from '../ingress/amqp/channel-acks.js';
-import { declareSendQueue } from '../ingress/amqp/queue-ingress.js';
+import { ChannelAcks } from '../../src/ingress/amqp/channel-acks.js';
+import { declareSendQueue } from '../../src/ingress/amqp/queue-ingress.js';
 
 export const CONSUMER_URL_ENV = 'SMPPD_BENCH_AMQP_URL';
 

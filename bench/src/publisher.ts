@@ -8,8 +8,8 @@
  * confirm latency and `confirmedPerSecond` show it.
  */
 import amqplib, { type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { CpuMeter, sleep } from './bench-proc.js';
-import { percentile, round } from './bench-stats.js';
+import { CpuMeter, sleep } from './proc.js';
+import { percentile, round } from './stats.js';
 
 export interface PublishSettings {
   /** amqp:// URL of the broker. */

@@ -8,18 +8,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import type { DelaySpec } from '../simulator/behaviour.js';
-import type { SimulatorCounters } from '../simulator/counters.js';
-import type { BenchCleanup } from './bench-cleanup.js';
-import type { HttpTarget } from './bench-load.js';
-import { exitOf, freePort, processPeakRssMb, sleep } from './bench-proc.js';
-import { DAEMON_NODE_FLAGS } from './node-flags.js';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const mainJs = join(root, 'dist/src/main.js');
+import type { DelaySpec } from '../../src/simulator/behaviour.js';
+import type { SimulatorCounters } from '../../src/simulator/counters.js';
+import type { BenchCleanup } from './cleanup.js';
+import type { HttpTarget } from './load.js';
+import { smppdMain } from './paths.js';
+import { exitOf, freePort, processPeakRssMb, sleep } from './proc.js';
+import { DAEMON_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 /**
  * Node options of the daemon process: the flags smppd is deployed with, then any from the
@@ -142,7 +139,7 @@ export class SimulatorProcess {
     const simArgs = ['simulate', '--port', '0', '--status-port', String(statusPort)];
     if (receipts === false) simArgs.push('--no-receipts');
     else if (typeof receipts === 'number') simArgs.push('--receipt-delay-ms', String(receipts));
-    const child = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [smppdMain, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     listUntilExit(child, 'the simulator', cleanup);
     try {
       const listening = await nextJsonLine<{ port: number }>(child, (l) => typeof (l as { port?: unknown }).port === 'number', 10_000);
@@ -223,7 +220,7 @@ export class DaemonProcess {
       }],
       ...(s.amqp ? { amqp: s.amqp } : {}),
     }, null, 2));
-    const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, mainJs, 'start', '--config', configPath], { cwd: s.dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, smppdMain, 'start', '--config', configPath], { cwd: s.dir, stdio: ['ignore', 'pipe', 'inherit'] });
     listUntilExit(child, `daemon ${s.name ?? 'smppd'}`, s.cleanup);
     const d = new DaemonProcess(child, { port: 0, token });
     try {

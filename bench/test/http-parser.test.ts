@@ -4,7 +4,7 @@
  * lends it; what it does not read is refused with a reason.
  */
 import { describe, expect, it } from 'vitest';
-import { HttpResponseParser, type HttpParserLimits } from '../../../src/cli/bench-http-parser.js';
+import { HttpResponseParser, type HttpParserLimits } from '../src/http-parser.js';
 
 interface Seen {
   status: number;

@@ -8,13 +8,13 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { SystemClock } from '../core/clock.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { streamCase } from './bench-bulk-stream.js';
-import { DaemonUnderTest, type DaemonSetup } from './bench-harness.js';
-import { getJson, postBulkFile, runSendSmsLoad, type LoadResult } from './bench-load.js';
-import { bulkLatencies, cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts, type Meters } from './bench-daemon-measure.js';
-import { percentile, round } from './bench-stats.js';
+import { SystemClock } from '../../src/core/clock.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { streamCase } from './bulk-stream.js';
+import { DaemonUnderTest, type DaemonSetup } from './harness.js';
+import { getJson, postBulkFile, runSendSmsLoad, type LoadResult } from './load.js';
+import { bulkLatencies, cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts, type Meters } from './daemon-measure.js';
+import { percentile, round } from './stats.js';
 
 export interface DaemonCase {
   name: string;

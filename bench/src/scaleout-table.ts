@@ -1,8 +1,8 @@
 /** The scale-out cases side by side: one column per case, one row per figure, notes below. */
-import type { PerInstance, ScaleOutCaseResult, ScaleOutFailure, ScaleOutOutcome } from './bench-scaleout.js';
-import type { BrokerFloorOutcome, BrokerFloorResult } from './bench-floor-broker.js';
-import type { StoreFloorOutcome, StoreFloorResult } from './bench-floor-store.js';
-import type { Quantiles } from './bench-scaleout-store.js';
+import type { PerInstance, ScaleOutCaseResult, ScaleOutFailure, ScaleOutOutcome } from './scaleout.js';
+import type { BrokerFloorOutcome, BrokerFloorResult } from './floor-broker.js';
+import type { StoreFloorOutcome, StoreFloorResult } from './floor-store.js';
+import type { Quantiles } from './scaleout-store.js';
 
 /** A figure's label and how a case's result shows it. */
 type Row<R> = [label: string, cell: (r: R) => string];

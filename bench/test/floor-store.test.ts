@@ -5,9 +5,9 @@
  */
 import pg from 'pg';
 import { expect, it } from 'vitest';
-import { BenchCleanup } from '../../../src/cli/bench-cleanup.js';
-import { runStoreFloorCase } from '../../../src/cli/bench-floor-store.js';
-import { describePg, PG_URL } from './pg-store.js';
+import { BenchCleanup } from '../src/cleanup.js';
+import { runStoreFloorCase } from '../src/floor-store.js';
+import { describePg, PG_URL } from '../../test/integration/postgres/pg-store.js';
 
 async function schemaExists(name: string): Promise<boolean> {
   const client = new pg.Client(PG_URL);

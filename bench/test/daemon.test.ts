@@ -1,6 +1,6 @@
 /** The daemon benchmark's reading of a sendbulk run: the rate it held, apart from its start and its tail. */
 import { describe, expect, it } from 'vitest';
-import { steadyRate } from '../../../src/cli/bench-daemon-measure.js';
+import { steadyRate } from '../src/daemon-measure.js';
 
 describe('steadyRate', () => {
   it('leaves out the first and the last second, then takes the median and the lowest', () => {

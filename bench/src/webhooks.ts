@@ -13,18 +13,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SystemClock } from '../core/clock.js';
-import { silentLog } from '../core/log.js';
-import { uuidV7 } from '../core/ids.js';
-import { EventDispatcher, type EventMetrics } from '../events/event-dispatcher.js';
-import { WebhookClient } from '../events/webhook-client.js';
-import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
-import type { NewMessage } from '../store/store.js';
-import { exitOf } from './bench-proc.js';
-import { percentile, round } from './bench-stats.js';
+import { SystemClock } from '../../src/core/clock.js';
+import { silentLog } from '../../src/core/log.js';
+import { uuidV7 } from '../../src/core/ids.js';
+import { EventDispatcher, type EventMetrics } from '../../src/events/event-dispatcher.js';
+import { WebhookClient } from '../../src/events/webhook-client.js';
+import { SqliteWorkerStore } from '../../src/store/sqlite/worker-store.js';
+import type { NewMessage } from '../../src/store/store.js';
+import { benchMain } from './paths.js';
+import { exitOf } from './proc.js';
+import { percentile, round } from './stats.js';
 
 export interface WebhookCase {
   name: string;
@@ -66,8 +66,6 @@ export interface WebhookCaseResult extends WebhookSideResult {
   receiverCpuUsPerRequest: number;
 }
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const mainJs = join(root, 'dist/src/main.js');
 const TICK_MS = 10;
 const CLIENT = 'bench';
 
@@ -86,12 +84,12 @@ export async function runWebhookCase(c: WebhookCase): Promise<WebhookCaseResult>
   const port = (server.address() as { port: number }).port;
   const cpuBefore = process.cpuUsage();
   try {
-    const child = spawn(process.execPath, [mainJs, 'bench-webhooks', '--url', `http://127.0.0.1:${port}/hook`, '--rate', String(c.changesPerSecond),
+    const child = spawn(process.execPath, [benchMain, 'webhooks', '--url', `http://127.0.0.1:${port}/hook`, '--rate', String(c.changesPerSecond),
       '--seconds', String(c.seconds), '--concurrency', String(c.concurrency)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
     const code = await exitOf(child);
-    if (code !== 0) throw new Error(`bench-webhooks exited with ${code}`);
+    if (code !== 0) throw new Error(`the webhook side exited with ${code}`);
     const side = JSON.parse(out.trim().split('\n').at(-1)!) as WebhookSideResult;
     const cpu = process.cpuUsage(cpuBefore);
     return {

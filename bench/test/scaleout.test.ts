@@ -3,14 +3,14 @@
  * and its figures come from the store's rows and the publish times as the table says.
  */
 import { describe, expect, it } from 'vitest';
-import { scaleOutBody, sumByLabel } from '../../../src/cli/bench-scaleout.js';
-import type { BrokerFloorResult } from '../../../src/cli/bench-floor-broker.js';
-import { deliveryFigures, type StoredMessage } from '../../../src/cli/bench-scaleout-store.js';
-import type { StoreFloorResult } from '../../../src/cli/bench-floor-store.js';
-import { renderBrokerFloorTable, renderFloorSummary, renderStoreFloorTable } from '../../../src/cli/bench-scaleout-table.js';
-import { percentAtRate } from '../../../src/cli/bench-stats.js';
-import { queueAccess } from '../../../src/ingress/amqp/queue-identity.js';
-import { readSendMessage } from '../../../src/ingress/amqp/send-message.js';
+import { scaleOutBody, sumByLabel } from '../src/scaleout.js';
+import type { BrokerFloorResult } from '../src/floor-broker.js';
+import { deliveryFigures, type StoredMessage } from '../src/scaleout-store.js';
+import type { StoreFloorResult } from '../src/floor-store.js';
+import { renderBrokerFloorTable, renderFloorSummary, renderStoreFloorTable } from '../src/scaleout-table.js';
+import { percentAtRate } from '../src/stats.js';
+import { queueAccess } from '../../src/ingress/amqp/queue-identity.js';
+import { readSendMessage } from '../../src/ingress/amqp/send-message.js';
 
 describe('scaleOutBody', () => {
   it('is a send request the queue ingress accepts, with a distinct destination that carries n and the caller reference', () => {

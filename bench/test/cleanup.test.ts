@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { BenchCleanup, cleanUpOnSignal, type SignalSource } from '../../../src/cli/bench-cleanup.js';
+import { BenchCleanup, cleanUpOnSignal, type SignalSource } from '../src/cleanup.js';
 
 describe('BenchCleanup', () => {
   it('runs each clean-up once, newest first, and goes on past one that fails', async () => {

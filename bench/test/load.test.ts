@@ -10,7 +10,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getJson, postBulkFile, runSendSmsLoad, sendSmsBody, type HttpTarget, type LoadResult } from '../../../src/cli/bench-load.js';
+import { getJson, postBulkFile, runSendSmsLoad, sendSmsBody, type HttpTarget, type LoadResult } from '../src/load.js';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 

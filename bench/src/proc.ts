@@ -5,7 +5,7 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { round } from './bench-stats.js';
+import { round } from './stats.js';
 
 let ticksPerSecond: number | undefined;
 

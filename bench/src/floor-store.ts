@@ -11,11 +11,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { BenchCleanup } from './bench-cleanup.js';
-import { CpuMeter } from './bench-proc.js';
-import type { ScaleOutFailure } from './bench-scaleout.js';
-import { serverMeter } from './bench-servers.js';
-import { percentAtRate, round } from './bench-stats.js';
+import type { BenchCleanup } from './cleanup.js';
+import { CpuMeter } from './proc.js';
+import type { ScaleOutFailure } from './scaleout.js';
+import { serverMeter } from './servers.js';
+import { percentAtRate, round } from './stats.js';
 
 export interface StoreFloorCase {
   name: string;

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
-import { KeepAlivePool, type RequestOutcomes } from './bench-http-client.js';
-import { percentile, round } from './bench-stats.js';
-import { CpuMeter, sleep } from './bench-proc.js';
+import { KeepAlivePool, type RequestOutcomes } from './http-client.js';
+import { percentile, round } from './stats.js';
+import { CpuMeter, sleep } from './proc.js';
 
 /** Where the daemon's HTTP API listens and who we are to it. */
 export interface HttpTarget {

@@ -10,18 +10,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { BenchCleanup } from './bench-cleanup.js';
-import { CONSUMER_URL_ENV, type ConsumerReport } from './bench-consumer.js';
-import { listUntilExit, stopChild } from './bench-harness.js';
-import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
-import { publishOpenLoop, publishSummary, type PublishSummary } from './bench-publisher.js';
-import { PUBLISH_CHANNELS, type ScaleOutFailure } from './bench-scaleout.js';
-import { BrokerWatch } from './bench-scaleout-broker.js';
-import { serverMeter } from './bench-servers.js';
-import { percentAtRate, round } from './bench-stats.js';
-import { DAEMON_NODE_FLAGS } from './node-flags.js';
+import type { BenchCleanup } from './cleanup.js';
+import { CONSUMER_URL_ENV, type ConsumerReport } from './consumer.js';
+import { listUntilExit, stopChild } from './harness.js';
+import { benchMain } from './paths.js';
+import { CpuMeter, percentOfCore, sleep } from './proc.js';
+import { publishOpenLoop, publishSummary, type PublishSummary } from './publisher.js';
+import { PUBLISH_CHANNELS, type ScaleOutFailure } from './scaleout.js';
+import { BrokerWatch } from './scaleout-broker.js';
+import { serverMeter } from './servers.js';
+import { percentAtRate, round } from './stats.js';
+import { DAEMON_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 export interface BrokerFloorCase {
   name: string;
@@ -75,7 +74,7 @@ export interface ConsumerCommand {
   execArgv: readonly string[];
 }
 
-const BUILT: ConsumerCommand = { module: join(resolve(dirname(fileURLToPath(import.meta.url)), '../../..'), 'dist/src/main.js'), execArgv: DAEMON_NODE_FLAGS };
+const BUILT: ConsumerCommand = { module: benchMain, execArgv: DAEMON_NODE_FLAGS };
 
 /** Runs the case; never throws. `body` is the scale-out cases' request. */
 export async function runBrokerFloorCase(
@@ -180,7 +179,7 @@ class FloorConsumer {
   }
 
   static async start(command: ConsumerCommand, url: string, queue: string, prefetch: number, cleanup: BenchCleanup): Promise<FloorConsumer> {
-    const child = fork(command.module, ['bench-consumer', '--queue', queue, '--prefetch', String(prefetch)], {
+    const child = fork(command.module, ['consumer', '--queue', queue, '--prefetch', String(prefetch)], {
       execArgv: [...command.execArgv], env: { ...process.env, [CONSUMER_URL_ENV]: url }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     listUntilExit(child, 'floor consumer', cleanup);

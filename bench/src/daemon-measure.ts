@@ -4,13 +4,13 @@
  * receipt only after it committed it: an acknowledged receipt is a DELIVERED message), and,
  * once the daemon has stopped, the times of the messages in its store.
  */
-import { SystemClock } from '../core/clock.js';
-import type { SimulatorCounters } from '../simulator/counters.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { DaemonCaseResult, E2eFigures } from './bench-daemon.js';
-import type { DaemonUnderTest } from './bench-harness.js';
-import { CpuMeter, percentOfCore, sleep } from './bench-proc.js';
-import { percentile } from './bench-stats.js';
+import { SystemClock } from '../../src/core/clock.js';
+import type { SimulatorCounters } from '../../src/simulator/counters.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { DaemonCaseResult, E2eFigures } from './daemon.js';
+import type { DaemonUnderTest } from './harness.js';
+import { CpuMeter, percentOfCore, sleep } from './proc.js';
+import { percentile } from './stats.js';
 
 export interface Meters {
   daemon: CpuMeter;

@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { CpuMeter, readProcStat } from './bench-proc.js';
+import { CpuMeter, readProcStat } from './proc.js';
 
 interface ProcStat {
   pid: number;

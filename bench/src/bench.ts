@@ -1,20 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BenchCleanup, cleanUpOnSignal } from './bench-cleanup.js';
-import type { ClientResult } from './bench-client.js';
-import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './bench-daemon.js';
-import { freePort } from './bench-proc.js';
-import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './bench-scaleout.js';
-import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './bench-floor-broker.js';
-import { STORE_FLOOR_CASES, runStoreFloorCase, type StoreFloorCase, type StoreFloorOutcome } from './bench-floor-store.js';
-import { renderBrokerFloorTable, renderFloorSummary, renderScaleOutTable, renderStoreFloorTable } from './bench-scaleout-table.js';
-import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './bench-webhooks.js';
-import { round } from './bench-stats.js';
+import { BenchCleanup, cleanUpOnSignal } from './cleanup.js';
+import type { ClientResult } from './client.js';
+import { DAEMON_CASES, renderDaemonTable, runDaemonCase, type DaemonCaseResult } from './daemon.js';
+import { benchMain, repoRoot, smppdMain } from './paths.js';
+import { freePort } from './proc.js';
+import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type ScaleOutOutcome, type ScaleOutServers } from './scaleout.js';
+import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './floor-broker.js';
+import { STORE_FLOOR_CASES, runStoreFloorCase, type StoreFloorCase, type StoreFloorOutcome } from './floor-store.js';
+import { renderBrokerFloorTable, renderFloorSummary, renderScaleOutTable, renderStoreFloorTable } from './scaleout-table.js';
+import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './webhooks.js';
+import { round } from './stats.js';
 
 interface BenchCase {
   name: string;
@@ -45,8 +45,8 @@ export interface CaseResult extends ClientResult {
   smscMax1sPerBind: number[];
 }
 
-const USAGE = `Usage: smppd bench [--transport tcp|tls|both] [--only SUBSTRING] [--seconds N] [--out DIR]
-                   [--pg-url URL] [--amqp-url URL] [--scaleout-rate N]
+const USAGE = `Usage: npm run bench -- [--transport tcp|tls|both] [--only SUBSTRING] [--seconds N] [--out DIR]
+                        [--pg-url URL] [--amqp-url URL] [--scaleout-rate N]
 
 Runs the engine benchmark: the simulator in one process, the bind pool in another, over
 loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
@@ -71,16 +71,14 @@ They need --pg-url postgres://… (a database the bench may create schemas in) a
 --amqp-url amqp://… (or SMPPD_TEST_PG_URL and SMPPD_TEST_AMQP_URL); without them they are
 skipped. --only scale-out runs just those.`;
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const mainJs = join(root, 'dist/src/main.js');
-const tlsDir = join(root, 'test/fixtures/tls');
+const tlsDir = join(repoRoot, 'test/fixtures/tls');
 
 export async function runBench(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
       transport: { type: 'string', default: 'both' }, only: { type: 'string' }, seconds: { type: 'string' },
-      out: { type: 'string', default: join(root, 'bench/results') }, help: { type: 'boolean', short: 'h' },
+      out: { type: 'string', default: join(repoRoot, 'bench/results') }, help: { type: 'boolean', short: 'h' },
       'pg-url': { type: 'string' }, 'amqp-url': { type: 'string' }, 'scaleout-rate': { type: 'string' },
     },
   });
@@ -217,12 +215,12 @@ async function runCase(c: BenchCase, transport: 'tcp' | 'tls'): Promise<CaseResu
   const simArgs = ['simulate', '--port', '0', '--status-port', String(await freePort()), '--no-receipts'];
   if (c.responseDelayMs) simArgs.push('--response-delay-ms', String(c.responseDelayMs));
   if (transport === 'tls') simArgs.push('--tls-cert', join(tlsDir, 'server.crt'), '--tls-key', join(tlsDir, 'server.key'));
-  const sim = spawn(process.execPath, [mainJs, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sim = spawn(process.execPath, [smppdMain, ...simArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const listening = await firstJsonLine<{ port: number; statusPort: number }>(sim);
-    const clientArgs = ['bench-client', '--port', String(listening.port), '--binds', String(c.binds), '--rate', String(c.rate), '--seconds', String(c.seconds)];
+    const clientArgs = ['client', '--port', String(listening.port), '--binds', String(c.binds), '--rate', String(c.rate), '--seconds', String(c.seconds)];
     if (transport === 'tls') clientArgs.push('--ca', join(tlsDir, 'ca.crt'));
-    const client = spawn(process.execPath, [mainJs, ...clientArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const client = spawn(process.execPath, [benchMain, ...clientArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     const result = await firstJsonLine<ClientResult>(client);
     await exited(client);
     const status = await (await fetch(`http://127.0.0.1:${listening.statusPort}/status`)).json() as { binds: SimulatorBind[] };

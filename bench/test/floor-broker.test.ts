@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqplib from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { BenchCleanup } from '../../../src/cli/bench-cleanup.js';
-import { scaleOutBody } from '../../../src/cli/bench-scaleout.js';
-import { CONSUMER_URL_ENV } from '../../../src/cli/bench-consumer.js';
-import { runBrokerFloorCase, type ConsumerCommand } from '../../../src/cli/bench-floor-broker.js';
-import { exitOf } from '../../../src/cli/bench-proc.js';
-import { AMQP_URL, noteSkipped, uniqueName } from './broker.js';
+import { BenchCleanup } from '../src/cleanup.js';
+import { scaleOutBody } from '../src/scaleout.js';
+import { CONSUMER_URL_ENV } from '../src/consumer.js';
+import { runBrokerFloorCase, type ConsumerCommand } from '../src/floor-broker.js';
+import { exitOf } from '../src/proc.js';
+import { AMQP_URL, noteSkipped, uniqueName } from '../../test/integration/amqp/broker.js';
 
 noteSkipped('bench broker floor (test/integration/amqp/bench-floor-broker.test.ts)');
 
-const FROM_SOURCE: ConsumerCommand = { module: 'src/main.ts', execArgv: ['--import', './test/support/ts-register.mjs'] };
+const FROM_SOURCE: ConsumerCommand = { module: 'bench/main.ts', execArgv: ['--import', './test/support/ts-register.mjs'] };
 
 /** Command lines of this machine's processes that mention `text`. */
 function processesNaming(text: string): string[] {
@@ -81,7 +81,7 @@ describe.skipIf(AMQP_URL === '')('the broker floor of the scale-out benchmark', 
 
   it('a consumer whose bench is gone without its clean-up (the IPC channel closed) stops and exits', async () => {
     const queue = uniqueName('floor');
-    const child = fork(FROM_SOURCE.module, ['bench-consumer', '--queue', queue, '--prefetch', '10'], {
+    const child = fork(FROM_SOURCE.module, ['consumer', '--queue', queue, '--prefetch', '10'], {
       execArgv: [...FROM_SOURCE.execArgv], env: { ...process.env, [CONSUMER_URL_ENV]: AMQP_URL }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     try {

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { percentile, round } from './bench-stats.js';
+import { percentile, round } from './stats.js';
 
 /** The most a bench statement may wait for a lock (a daemon not yet gone), ms. */
 const LOCK_TIMEOUT_MS = 30_000;

@@ -13,7 +13,7 @@
  * never sent again (it is a POST).
  */
 import { connect, type Socket } from 'node:net';
-import { HttpResponseParser, type HttpResponseSink } from './bench-http-parser.js';
+import { HttpResponseParser, type HttpResponseSink } from './http-parser.js';
 
 /** What becomes of the requests given to `KeepAlivePool.send`. */
 export interface RequestOutcomes {
