@@ -4,6 +4,13 @@ import tseslint from 'typescript-eslint';
 /** The folders of src/, each a layer of DESIGN.md. */
 const LAYERS = ['core', 'sms', 'config', 'observability', 'smpp', 'amqp', 'store', 'simulator', 'dispatch', 'events', 'api', 'ingress', 'cli'];
 
+/** The product's public modules (under src/, without .ts): all that bench/ may import of it. */
+const PUBLIC = ['core/index', 'config/index', 'smpp/index', 'simulator/index', 'store/index', 'store/sqlite/index', 'store/postgres/index',
+  'events/index', 'ingress/amqp/index', 'cli/node-flags'];
+
+/** The bench imports the product; the product never imports the bench. */
+const NOT_BENCH = { regex: '^(\\.\\./)+bench/', message: 'The product does not import the bench.' };
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/results/', 'bench/build/'] },
   js.configs.recommended,
@@ -45,6 +52,8 @@ export default tseslint.config(
   // takes): pure, so no transport (fastify, amqplib) reaches it.
   layer('api', ['core', 'sms', 'dispatch'], true),
   layer('ingress', ['core', 'sms', 'smpp', 'store', 'config', 'observability', 'dispatch', 'events', 'amqp', 'api']),
+  { files: ['src/main.ts', 'src/cli/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [NOT_BENCH] }] } },
+  ...[1, 2, 3].map(benchImports),
   {
     files: ['src/core/clock.ts', 'test/**/*.ts', 'bench/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-globals': 'off', 'no-restricted-properties': 'off' },
@@ -54,6 +63,24 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
 );
+
+/**
+ * Files of bench/ `depth` folders below the root may import of src/ only its public modules. The
+ * depth tells the product's src/ (`../../src/` from bench/test/) from the bench's own (`../src/`).
+ */
+function benchImports(depth) {
+  return {
+    files: [`bench/${'*/'.repeat(depth - 1)}*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: `^${'\\.\\./'.repeat(depth)}src/(?!(${PUBLIC.join('|')})\\.js$)`, message: `The bench imports the product only through its public modules: ${PUBLIC.map((m) => `src/${m}.ts`).join(', ')}.` },
+          { regex: '^(\\.\\./)+dist/', message: 'The bench imports the product from its sources (src/), through its public modules.' },
+        ],
+      }],
+    },
+  };
+}
 
 /**
  * Files in src/<name>/ (at any depth) may import the layers in `allowed` and their own folder,
@@ -69,7 +96,7 @@ function layer(name, allowed, pure = false) {
     files: [`src/${name}/**/*.ts`],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ regex: `^\\.\\.?/(\\.\\./)*(${forbidden.join('|')})/`, message: `DESIGN.md layers: src/${name} may import only ${allowed.join(', ') || 'nothing else of src'}.` }, { regex: '^(\\.\\./)+main\\.js$', message: 'DESIGN.md layers: nothing imports the entry point.' }],
+        patterns: [{ regex: `^\\.\\.?/(\\.\\./)*(${forbidden.join('|')})/`, message: `DESIGN.md layers: src/${name} may import only ${allowed.join(', ') || 'nothing else of src'}.` }, { regex: '^(\\.\\./)+main\\.js$', message: 'DESIGN.md layers: nothing imports the entry point.' }, NOT_BENCH],
         ...(pure ? { paths: io.map((io) => ({ name: io, message: `src/${name} is pure: no I/O.` })) } : {}),
       }],
     },

@@ -12,11 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processCpuUs } from './src/proc.js';
-import { SystemClock } from '../src/core/clock.js';
+import { SystemClock } from '../src/core/index.js';
 import pg from 'pg';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import type { NewMessage, Store } from '../src/store/store.js';
+import { PostgresStore } from '../src/store/postgres/index.js';
+import { SqliteStore } from '../src/store/sqlite/index.js';
+import type { NewMessage, Store } from '../src/store/index.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 const BATCH = Number(process.argv[3] ?? 200);

@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { MAX_PENDING_DELIVERIES_DEFAULT } from '../../src/config/upstream-schema.js';
-import { SystemClock } from '../../src/core/clock.js';
-import { silentLog } from '../../src/core/log.js';
-import { buildStatusTable } from '../../src/smpp/command-status.js';
-import { noEngineMetrics } from '../../src/smpp/engine-metrics.js';
-import { submitSmDefaults, type SubmitSmPdu } from '../../src/smpp/pdu.js';
-import { Pool } from '../../src/smpp/pool.js';
-import type { BindSettings } from '../../src/smpp/bind.js';
-import { decodePdu, encodePdu } from '../../src/smpp/wire.js';
+import { MAX_PENDING_DELIVERIES_DEFAULT } from '../../src/config/index.js';
+import { silentLog, SystemClock } from '../../src/core/index.js';
+import { type BindSettings, buildStatusTable, decodePdu, encodePdu, noEngineMetrics, Pool, submitSmDefaults, type SubmitSmPdu } from '../../src/smpp/index.js';
 import { percentile, round } from './stats.js';
 
 /** What one load-generator run reports (printed as one JSON line). */

@@ -12,8 +12,7 @@
  */
 import amqplib, { type ConsumeMessage } from 'amqplib';
 import { parseArgs } from 'node:util';
-import { ChannelAcks } from '../../src/ingress/amqp/channel-acks.js';
-import { declareSendQueue } from '../../src/ingress/amqp/queue-ingress.js';
+import { ChannelAcks, declareSendQueue } from '../../src/ingress/amqp/index.js';
 
 export const CONSUMER_URL_ENV = 'SMPPD_BENCH_AMQP_URL';
 

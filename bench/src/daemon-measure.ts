@@ -4,9 +4,9 @@
  * receipt only after it committed it: an acknowledged receipt is a DELIVERED message), and,
  * once the daemon has stopped, the times of the messages in its store.
  */
-import { SystemClock } from '../../src/core/clock.js';
-import type { SimulatorCounters } from '../../src/simulator/counters.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { SystemClock } from '../../src/core/index.js';
+import type { SimulatorCounters } from '../../src/simulator/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { DaemonCaseResult, E2eFigures } from './daemon.js';
 import type { DaemonUnderTest } from './harness.js';
 import { CpuMeter, percentOfCore, sleep } from './proc.js';

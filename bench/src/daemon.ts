@@ -8,8 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { SystemClock } from '../../src/core/clock.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { SystemClock } from '../../src/core/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { streamCase } from './bulk-stream.js';
 import { DaemonUnderTest, type DaemonSetup } from './harness.js';
 import { getJson, postBulkFile, runSendSmsLoad, type LoadResult } from './load.js';

@@ -5,7 +5,7 @@
  * are the daemon's defaults: `<queue>.dead`, `<queue>.wait.<client>`.
  */
 import amqplib, { type Channel, type ChannelModel } from 'amqplib';
-import { waitQueueName } from '../../src/config/amqp-schema.js';
+import { waitQueueName } from '../../src/config/index.js';
 
 export class BrokerWatch {
   #channel: Promise<Channel> | undefined;

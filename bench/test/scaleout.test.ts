@@ -9,8 +9,7 @@ import { deliveryFigures, type StoredMessage } from '../src/scaleout-store.js';
 import type { StoreFloorResult } from '../src/floor-store.js';
 import { renderBrokerFloorTable, renderFloorSummary, renderStoreFloorTable } from '../src/scaleout-table.js';
 import { percentAtRate } from '../src/stats.js';
-import { queueAccess } from '../../src/ingress/amqp/queue-identity.js';
-import { readSendMessage } from '../../src/ingress/amqp/send-message.js';
+import { queueAccess, readSendMessage } from '../../src/ingress/amqp/index.js';
 
 describe('scaleOutBody', () => {
   it('is a send request the queue ingress accepts, with a distinct destination that carries n and the caller reference', () => {
