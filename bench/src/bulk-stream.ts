@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import type { DaemonCase, Measured } from './daemon.js';
+import type { DaemonCase, Measured } from './daemon-case.js';
 import { cpuPercent, maxOutstanding, ReceiptSampler, startMeters, steadyRate, waitForReceipts } from './daemon-measure.js';
 import type { DaemonUnderTest } from './harness.js';
 import type { HttpTarget } from './load.js';

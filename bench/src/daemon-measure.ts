@@ -7,7 +7,7 @@
 import { SystemClock } from '../../src/core/index.js';
 import type { SimulatorCounters } from '../../src/simulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import type { DaemonCaseResult, E2eFigures } from './daemon.js';
+import type { DaemonCaseResult, E2eFigures } from './daemon-case.js';
 import type { DaemonUnderTest } from './harness.js';
 import { CpuMeter, percentOfCore, sleep } from './proc.js';
 import { percentile } from './stats.js';
