@@ -24,8 +24,8 @@ export interface ClientResult {
 }
 
 /**
- * The benchmark's load generator, run in its own process by `smppd bench`: a pool of `binds`
- * binds to the simulator, kept busy for `seconds` after every bind is up.
+ * The benchmark's load generator, run in its own process by the bench (`main.ts client`): a pool
+ * of `binds` binds to the simulator, kept busy for `seconds` after every bind is up.
  */
 export async function runBenchClient(argv: string[]): Promise<number> {
   const { values } = parseArgs({

@@ -1,5 +1,5 @@
 /**
- * The floor consumer of the scale-out benchmark (`smppd bench-consumer`, started by the bench):
+ * The floor consumer of the scale-out benchmark (`main.ts consumer`, forked by the bench):
  * it consumes the send queue as the daemon's queue ingress does (the same declaration, confirm
  * channel and prefetch, acks gathered by the same `ChannelAcks`, here for `ACK_GATHER_MS`) and
  * does nothing with a request but read it (`JSON.parse`). What RabbitMQ and such consumers cost at the benchmark's
@@ -18,8 +18,8 @@ export const CONSUMER_URL_ENV = 'SMPPD_BENCH_AMQP_URL';
 
 /**
  * Acks gathered this long into one `basic.ack` (the daemon's ingress sends its acks at the end of
- * the turn that committed them). About 0.02 ack frames a message at the benchmark's load instead
- * of 0.2 per turn, and RabbitMQ's floor 10 % lower for it: the floor errs low, not high.
+ * the turn that committed them): fewer ack frames a message than the daemon sends, so RabbitMQ's
+ * floor errs low, not high.
  */
 const ACK_GATHER_MS = 10;
 
@@ -41,7 +41,7 @@ export async function runBenchConsumer(argv: string[]): Promise<number> {
   const queue = values.queue;
   const prefetch = Number(values.prefetch);
   if (url === undefined || queue === undefined || !Number.isInteger(prefetch) || prefetch < 1 || process.send === undefined) {
-    process.stderr.write(`smppd bench-consumer: started by the bench (fork, with ${CONSUMER_URL_ENV}, --queue and --prefetch)\n`);
+    process.stderr.write(`bench consumer: started by the bench (fork, with ${CONSUMER_URL_ENV}, --queue and --prefetch)\n`);
     return 2;
   }
   const connection = await amqplib.connect(url, { clientProperties: { connection_name: 'smppd bench floor consumer' } });

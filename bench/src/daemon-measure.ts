@@ -1,5 +1,5 @@
 /**
- * What the daemon benchmark measures around a running daemon (`bench-daemon.ts`, `bench-bulk-stream.ts`):
+ * What the daemon benchmark measures around a running daemon (`daemon.ts`, `bulk-stream.ts`):
  * the CPU of each process, the receipts the simulator had acknowledged (the daemon answers a
  * receipt only after it committed it: an acknowledged receipt is a DELIVERED message), and,
  * once the daemon has stopped, the times of the messages in its store.

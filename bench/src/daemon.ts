@@ -1,9 +1,9 @@
 /**
- * The daemon benchmark (issue 4, "Benchmarks and tests"): the whole daemon (`smppd start`) with
- * the simulator in its own process, driven over its HTTP API from the bench process. Four cases:
- * single sendSms ingest, one 100,000-number sendbulk, end to end to DELIVERED from single
- * sendSms calls, and end to end to DELIVERED from one sendbulk (what the store, dispatcher, pool
- * and receipts carry when HTTP costs little per message).
+ * The daemon benchmark: the whole daemon (`smppd start`) with the simulator in its own process,
+ * driven over its HTTP API from the bench process. The cases: single sendSms ingest, one
+ * 100,000-number sendbulk, and end to end to DELIVERED from single sendSms calls, from a stream
+ * of small sendbulk uploads, and from one sendbulk (what the store, dispatcher, pool and
+ * receipts carry when HTTP costs little per message).
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

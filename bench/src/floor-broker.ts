@@ -1,6 +1,6 @@
 /**
  * The broker's floor beside the scale-out cases: the same publisher, load and queue, consumed by
- * as many floor consumers (`bench-consumer.ts`) as the two-instance case has daemons, each doing
+ * as many floor consumers (`consumer.ts`) as the two-instance case has daemons, each doing
  * what a daemon's queue ingress must do and nothing else (read the request, ack). Its CPU per
  * message (RabbitMQ, the consumers, the publisher) is what the scale-out cases spend before
  * smppd stores or sends anything; at the offered rate it is a share of the machine that the
@@ -68,7 +68,7 @@ export type BrokerFloorOutcome = BrokerFloorResult | ScaleOutFailure;
 const STALL_MS = 30_000;
 const READY_TIMEOUT_MS = 20_000;
 
-/** How a consumer process is started: smppd's built entry point with the daemon's node flags (tests run the source). */
+/** How a consumer process is started: the bench's built entry point with the daemon's node flags (tests run the source). */
 export interface ConsumerCommand {
   module: string;
   execArgv: readonly string[];
@@ -163,7 +163,7 @@ async function waitUntilConsumed(consumers: FloorConsumer[], want: number): Prom
   }
 }
 
-/** One `smppd bench-consumer` process, spoken to over its IPC channel. */
+/** One floor consumer process (`main.ts consumer`), spoken to over its IPC channel. */
 class FloorConsumer {
   exited = false;
   #lastReport: ConsumerReport = { consumed: 0, unreadable: 0, lastAt: NaN, ackFrames: 0, cpuUs: 0 };

@@ -2,10 +2,9 @@
  * The sendSms load's HTTP/1.1 client: a fixed number of keep-alive connections over node:net,
  * one request in flight on each (real clients do not pipeline), requests written as given (one
  * prepared Buffer each). It exists because the generator shares the machine with the daemon it
- * measures, and every µs it spends is taken from the daemon: undici's Pool.dispatch cost about
- * 56 µs of CPU per request in the daemon benchmark, 22-35 µs against a trivial server, where this
- * client costs about 15 (most of it the write and read system calls). Here a request costs a
- * socket write, and an answer a read into one buffer shared by all the connections (net's
+ * measures, and every µs it spends is taken from the daemon: a general-purpose client (undici's
+ * Pool) spends several times the CPU per request that this one does, most of which goes to the
+ * write and read system calls. Here a request costs a socket write, and an answer a read into one buffer shared by all the connections (net's
  * `onread`: no stream, no Buffer per read) and the parse of its head.
  *
  * A connection that fails or closes is opened again when it is next used: a request on it then

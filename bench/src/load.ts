@@ -106,9 +106,8 @@ export async function runSendSmsLoad(target: HttpTarget, s: LoadSettings): Promi
   const load = new SendSmsLoad(target, s);
   try {
     // Every connection is opened before the load starts, as a client's warm pool would be. A
-    // daemon whose event loop is saturated takes new connections off its listen queue slowly
-    // (seen: 210 of 256 still queued after 4 s), so connections opened under load measure that,
-    // not the requests. Each is used once (GET of an unknown id: 404, no store write).
+    // daemon whose event loop is saturated takes new connections off its listen queue slowly, so
+    // connections opened under load measure that, not the requests. Each is used once (GET of an unknown id: 404, no store write).
     await load.pool.open(Buffer.from(
       `GET /sms/status/bench-connect HTTP/1.1\r\nhost: ${host(target)}\r\nauthorization: Bearer ${target.token}\r\n\r\n`,
     ));
@@ -123,7 +122,7 @@ export async function runSendSmsLoad(target: HttpTarget, s: LoadSettings): Promi
 /**
  * One run of `runSendSmsLoad`. The generator shares the machine with the daemon it measures, so
  * a request costs little here: one Buffer written on a keep-alive connection of our own client
- * (bench-http-client.ts: no promise, no handler object, no stream per request), the answer
+ * (http-client.ts: no promise, no handler object, no stream per request), the answer
  * reported by a call with numbers, latencies in a typed array.
  */
 class SendSmsLoad implements RequestOutcomes {
@@ -185,8 +184,8 @@ class SendSmsLoad implements RequestOutcomes {
   /**
    * Every millisecond or so, issues what the schedule says is due by now; then waits for the
    * answers. While `maxPending` are unanswered nothing can be issued, so the loop then waits for
-   * an answer instead of a timer: a wake-up costs the generator about as much CPU as a request
-   * (80 µs on a 2-core VM), and a daemon that is behind keeps the loop there for most of the run.
+   * an answer instead of a timer: a wake-up costs the generator about as much CPU as a request,
+   * and a daemon that is behind keeps the loop there for most of the run.
    */
   async runOpenLoop(): Promise<void> {
     // The end of the schedule also wakes a loop that waits for an answer (a timer may fire a

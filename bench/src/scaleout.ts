@@ -1,8 +1,8 @@
 /**
- * The scale-out benchmark (issue 7): send requests published to one durable RabbitMQ queue at an
- * offered rate, consumed by one or two daemons (`smppd start`) that share one PostgreSQL store
- * and send through their binds to one simulator (receipts on, as in the daemon e2e case), until
- * every request is DELIVERED. Two instances × 4 binds and one instance × 8 binds take the same
+ * The scale-out benchmark: send requests published to one durable RabbitMQ queue at an offered
+ * rate, consumed by one or two daemons (`smppd start`) that share one PostgreSQL store and send
+ * through their binds to one simulator (receipts on, as in the daemon e2e case), until every
+ * request is DELIVERED. Two instances × 4 binds and one instance × 8 binds take the same
  * load, side by side. The bench process publishes (persistent, publisher confirms), watches the
  * queues and reads the store; what it reports comes from the store's rows (each request's
  * created_at and DELIVERED updated_at against the time it was published), the simulator's

@@ -82,7 +82,7 @@ export function treeCpuUs(roots: readonly number[]): number {
 
 let oneTickUs: number | undefined;
 
-/** One clock tick in µs (`getconf CLK_TCK`, 100 on Linux), as bench-proc.ts reads it. */
+/** One clock tick in µs (`getconf CLK_TCK`, 100 on Linux), as proc.ts reads it. */
 function tickUs(): number {
   if (oneTickUs === undefined) {
     let perSecond = 100;

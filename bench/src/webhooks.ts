@@ -1,13 +1,13 @@
 /**
- * The webhook benchmark (issue 5): status changes are made in the store at a paced rate (each
- * message SUBMITTED at accept, SENT by its submit outcome, DELIVERED by its receipt: three
- * events), and the webhook dispatcher delivers them over HTTP to a receiver in the benchmark's
- * own process. It reports the events delivered per second, the outbox depth over the run, the
- * time from change to acknowledgement and the CPU per event of the smppd side.
+ * The webhook benchmark: status changes are made in the store at a paced rate (each message
+ * SUBMITTED at accept, SENT by its submit outcome, DELIVERED by its receipt: three events), and
+ * the webhook dispatcher delivers them over HTTP to a receiver in the benchmark's own process. It
+ * reports the events delivered per second, the outbox depth over the run, the time from change
+ * to acknowledgement and the CPU per event of the smppd side.
  *
- * The smppd side runs in its own process (`smppd bench-webhooks`, internal) with the store on
- * its worker thread, as the daemon has it; SMPP is left out, so the figure is the outbox and
- * its delivery, not the binds.
+ * The smppd side runs in its own process (`main.ts webhooks`) with the store on its worker
+ * thread, as the daemon has it; SMPP is left out, so the figure is the outbox and its delivery,
+ * not the binds.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -99,7 +99,7 @@ export async function runWebhookCase(c: WebhookCase): Promise<WebhookCaseResult>
   }
 }
 
-/** `smppd bench-webhooks` (internal): the smppd side of a case. Prints one JSON line. */
+/** `main.ts webhooks`: the smppd side of a case. Prints one JSON line. */
 export async function runWebhookBenchSide(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,

@@ -1,6 +1,6 @@
 /**
  * The scale-out benchmark's broker floor against a real RabbitMQ: the load it publishes is read
- * and acked once by its consumer processes (`smppd bench-consumer`, run from the source here),
+ * and acked once by its consumer processes (`bench/main.ts consumer`, run from the source here),
  * its figures add up, and it leaves no queue, exchange or process behind.
  */
 import { fork } from 'node:child_process';
