@@ -30,6 +30,7 @@ import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify } from '../sms/identify.js';
 import type { SmppdError } from '../core/errors.js';
+import type { OutboxDepth } from '../store/outbox.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
@@ -47,7 +48,7 @@ export interface RunningDaemon {
   simulatorPort?: number;
   pool: Pool;
   /** Events waiting and dead per client (metrics). */
-  outboxDepth(): ReturnType<Store['outboxDepth']>;
+  outboxDepth(): Promise<OutboxDepth[]>;
   /** Queued and inflight parts, parked receipts (metrics). */
   queue(): Promise<{ queued: number; inflight: number; parked: number; lagSeconds: Record<string, number> }>;
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */

@@ -8,7 +8,8 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
-import type { Accepted, ClaimedMessage, NewBatch, NewMessage, Store, StoredPartBody } from '../store/store.js';
+import type { ClaimedMessage } from '../store/claims.js';
+import type { Accepted, MessageIntake, NewBatch, NewMessage, StoredPartBody } from '../store/intake.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
 import type { Admission } from './dispatcher.js';
@@ -37,7 +38,7 @@ export interface AcceptorUpstream {
 }
 
 export interface AcceptorOptions {
-  store: Store;
+  store: MessageIntake;
   /** The first is where sends go (per-client routing can choose another later). */
   upstreams: AcceptorUpstream[];
   clock: Clock;
@@ -61,7 +62,7 @@ export interface AcceptorOptions {
 }
 
 export class Acceptor {
-  readonly #store: Store;
+  readonly #store: MessageIntake;
   readonly #clock: Clock;
   readonly #room: QueueRoom;
   readonly #newId: () => string;
@@ -230,7 +231,7 @@ export function claimedOf(m: NewMessage): ClaimedMessage {
 }
 
 interface BulkWriterParts {
-  store: Store;
+  store: MessageIntake;
   clock: Clock;
   room: QueueRoom;
   make: (destination: string) => NewMessage;

@@ -9,7 +9,8 @@ import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import { Status } from '../smpp/command-status.js';
 import type { DataSmPdu, DeliverSmPdu } from '../smpp/pdu.js';
-import type { Store } from '../store/store.js';
+import type { InboundMessages } from '../store/inbound.js';
+import type { ReceiptMatching } from '../store/receipts.js';
 import { assembleMo, frameMo } from '../sms/inbound.js';
 import type { DefaultAlphabet } from '../sms/text-codec.js';
 import type { InboundRoute } from './inbound-routing.js';
@@ -45,7 +46,7 @@ export const MO_MAX_WAIT_MS = 10 * 60_000;
 const EXPIRE_BATCH = 500;
 
 export class Deliveries {
-  readonly #store: Store;
+  readonly #store: ReceiptMatching & InboundMessages;
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #counters: DeliveryCounters;
@@ -55,7 +56,7 @@ export class Deliveries {
   readonly #upstreams = new Map<string, { receipts: UpstreamReceipts; defaultAlphabet: DefaultAlphabet }>();
 
   constructor(o: {
-    store: Store; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters;
+    store: ReceiptMatching & InboundMessages; clock: Clock; log: Log; upstreams: DeliveryUpstream[]; counters?: DeliveryCounters;
     /** Which client an MO belongs to (`InboundRouting.route`). Default: none. */
     routeInbound?: (upstream: string, destination: string) => InboundRoute;
     /** Told of each receipt parked, to keep the parking bounded (`ReceiptParking`). Default: none. */

@@ -12,7 +12,7 @@ import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
-import type { ClaimedMessage, Store } from '../store/store.js';
+import type { ClaimedMessage, SubmitClaims } from '../store/claims.js';
 import { buildSubmitSm } from './compose.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
 import { partResult } from './part-result.js';
@@ -60,7 +60,7 @@ const noCounters: DispatchCounters = { dispatched: () => {} };
 const QUEUED: Admission = { direct: false, handOver: () => {}, done: () => {} };
 
 export interface DispatcherOptions {
-  store: Store;
+  store: SubmitClaims;
   pool: SubmitTarget;
   upstreams: DispatcherUpstream[];
   clock: Clock;

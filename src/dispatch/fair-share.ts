@@ -13,7 +13,7 @@
  * dispatcher calls `plan` before a claim and `took` with what the claim returned.
  */
 import { MinHeap } from '../core/min-heap.js';
-import type { ClaimedMessage, ClaimShares } from '../store/store.js';
+import type { ClaimedMessage, ClaimShares } from '../store/claims.js';
 
 /**
  * What a client that showed no more ready messages (or one never seen) may take in a claim while

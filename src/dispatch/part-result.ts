@@ -5,7 +5,7 @@
 import type { PartOutcome } from '../smpp/upstream-pool.js';
 import { responseKey } from '../sms/message-id.js';
 import { commandStatusReason } from '../sms/status.js';
-import type { PartResult } from '../store/store.js';
+import type { PartResult } from '../store/claims.js';
 
 /** The pool's outcome of one part as what the store records. */
 export function partResult(part: number, priorAttempts: number, o: PartOutcome | undefined, now: number): PartResult {

@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
-import type { QueueDepth } from '../store/store.js';
+import type { QueueDepth } from '../store/intake.js';
 
 /**
  * How often the queue depth is read from the store: every 250 ms once the last reading (with what

@@ -8,13 +8,13 @@
  * table then. The prune runs every `everyMs`, and at once when this instance has parked a tenth
  * of an upstream's `max` since the last prune (a Map increment per parked receipt), so the table
  * passes `max` by at most that tenth per instance, plus what parks during one prune. A prune is
- * a few indexed deletes per upstream (`Store.pruneParked`); one runs at a time.
+ * a few indexed deletes per upstream (`ReceiptMatching.pruneParked`); one runs at a time.
  */
 import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RepeatingTask } from '../core/repeating-task.js';
 import type { WarningThrottle } from '../core/warning-throttle.js';
-import type { ParkedDropped, Store } from '../store/store.js';
+import type { ParkedDropped, ReceiptMatching } from '../store/receipts.js';
 
 export interface ParkingSettings {
   upstream: string;
@@ -35,7 +35,7 @@ export const PARKING_PRUNE_EVERY_MS = 60_000;
 const PRUNE_AT_SHARE = 0.1;
 
 export class ReceiptParking {
-  readonly #store: Store;
+  readonly #store: ReceiptMatching;
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #warnings: WarningThrottle;
@@ -47,7 +47,7 @@ export class ReceiptParking {
   readonly #prunes: RepeatingTask;
 
   constructor(o: {
-    store: Store; clock: Clock; log: Log; warnings: WarningThrottle; upstreams: readonly ParkingSettings[];
+    store: ReceiptMatching; clock: Clock; log: Log; warnings: WarningThrottle; upstreams: readonly ParkingSettings[];
     counters?: ParkingCounters;
     /** Default `PARKING_PRUNE_EVERY_MS`. */
     everyMs?: number;

@@ -1,6 +1,6 @@
 /**
  * The retention sweep (`store.retentionDays`): deletes what the store has finished with and is
- * older than the retention (`Store.pruneFinished` says what that is), so the store does not grow
+ * older than the retention (`RetentionPruning.pruneFinished` says what that is), so the store does not grow
  * without end. It runs at start and then every `RETENTION_SWEEP_EVERY_MS` after the previous
  * sweep ended. A sweep is a series of short store calls, each looking at `RETENTION_BATCH` rows at
  * most in one commit; the hot path's writes run between them, and after each call the sweep waits
@@ -10,7 +10,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RepeatingTask } from '../core/repeating-task.js';
-import type { PruneCounts, PruneCursor, Store } from '../store/store.js';
+import type { PruneCounts, PruneCursor, RetentionPruning } from '../store/retention.js';
 
 /** Between the end of one sweep and the start of the next. */
 export const RETENTION_SWEEP_EVERY_MS = 600_000;
@@ -27,7 +27,7 @@ export interface RetentionMetrics {
 }
 
 export interface RetentionSweepOptions {
-  store: Pick<Store, 'pruneFinished'>;
+  store: RetentionPruning;
   clock: Clock;
   log: Log;
   /** Days a finished row is kept. > 0 (0, keep everything, means no sweep: do not build one). */

@@ -9,7 +9,7 @@
 import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
-import type { EventOutcome, OutboxEvent, Store } from '../store/store.js';
+import type { EventOutbox, EventOutcome, OutboxEvent } from '../store/outbox.js';
 import type { PostOutcome } from './webhook-client.js';
 
 /** Where one client's events go: a `WebhookClient`, or a test double. */
@@ -58,7 +58,7 @@ export type PostOutcomeFailure = Extract<PostOutcome, { ok: false }>['failure'];
 export const noEventMetrics: EventMetrics = { webhookAttempt: () => {}, eventDelivered: () => {}, eventDead: () => {}, eventsSuperseded: () => {} };
 
 export interface EventDispatcherOptions {
-  store: Store;
+  store: EventOutbox;
   clients: EventClient[];
   clock: Clock;
   log: Log;
@@ -90,7 +90,7 @@ interface Lane {
 }
 
 export class EventDispatcher {
-  readonly #store: Store;
+  readonly #store: EventOutbox;
   readonly #clock: Clock;
   readonly #log: Log;
   readonly #metrics: EventMetrics;

@@ -3,7 +3,7 @@
  * pushes (the messaging service's event shape, API §6.4), sent as stored.
  */
 import type { DeliveryStatus } from '../sms/status.js';
-import type { InboundRecord } from './store.js';
+import type { InboundRecord } from './inbound.js';
 
 /** The JSON of a status event (outbox kind 'status'). */
 export interface StatusEventPayload {

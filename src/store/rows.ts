@@ -4,9 +4,13 @@
  * SQL stays in each store; the few selects here are written in the SQL both dialects share.
  */
 import type { DeliveryStatus } from '../sms/status.js';
-import type {
-  Batch, BatchState, ClaimedMessage, DeadEvent, InboundRecord, MessageView, OutboxEvent, PartState, PartView, Schedule, ScheduleState, StoredPartBody,
-} from './store.js';
+import type { Batch, BatchState, Schedule, ScheduleState } from './batches.js';
+import type { ClaimedMessage, PartState } from './claims.js';
+import type { DeadEvent } from './event-resends.js';
+import type { InboundRecord } from './inbound.js';
+import type { StoredPartBody } from './intake.js';
+import type { OutboxEvent } from './outbox.js';
+import type { MessageView, PartView } from './status-reads.js';
 
 export interface BatchRow {
   id: number;

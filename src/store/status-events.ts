@@ -5,7 +5,7 @@
  */
 import type { DeliveryStatus } from '../sms/status.js';
 import { isoTime, type StatusEventPayload } from './event-payloads.js';
-import type { NewMessage } from './store.js';
+import type { NewMessage } from './intake.js';
 
 interface PartStatus {
   part: number;

@@ -9,7 +9,7 @@ import { afterEach, expect, it } from 'vitest';
 import { SystemClock } from '../../src/core/clock.js';
 import { Deliveries } from '../../src/dispatch/deliveries.js';
 import type { Pool } from '../../src/smpp/pool.js';
-import type { InboundRecord } from '../../src/store/store.js';
+import type { InboundRecord } from '../../src/store/inbound.js';
 import { makePool, recordingMetrics } from '../support/engine.js';
 import { FakeSmsc, type FakeLink } from '../support/fake-smsc.js';
 import { recordingLog } from '../support/http.js';

@@ -16,7 +16,8 @@ import { DEFAULT_LISTENER } from '../../src/ingress/http/listener.js';
 import { buildHttpServer, type HttpListenerSettings } from '../../src/ingress/http/server.js';
 import { identify } from '../../src/sms/identify.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { AcceptRequest, NewMessage, Store } from '../../src/store/store.js';
+import type { AcceptRequest, NewMessage } from '../../src/store/intake.js';
+import type { Store } from '../../src/store/store.js';
 
 /**
  * The store the HTTP tests run on: the real SQLite store, on a file in a fresh temporary folder.

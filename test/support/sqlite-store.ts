@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SystemClock, type Clock } from '../../src/core/clock.js';
-import type { NewMessage, StoredPartBody } from '../../src/store/store.js';
+import type { NewMessage, StoredPartBody } from '../../src/store/intake.js';
 import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
 
 export interface StoreFolder {

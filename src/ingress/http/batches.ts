@@ -4,7 +4,7 @@
  * A client sees and controls only its own batches; another client's batch is not found.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BatchState } from '../../store/store.js';
+import type { BatchState } from '../../store/batches.js';
 import { ApiError } from '../../api/errors.js';
 import { queryId } from '../../api/validation.js';
 import type { RouteContext } from './context.js';

@@ -1,12 +1,14 @@
 /**
  * What the routes are given: the daemon's objects (as narrow interfaces: the HTTP layer needs
- * six store methods, not the store), and the per-server helpers.
+ * the store's roles it uses, not the store), and the per-server helpers.
  */
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
 import type { IdentifyResult } from '../../sms/identify.js';
-import type { Store } from '../../store/store.js';
+import type { BatchesAndSchedules } from '../../store/batches.js';
+import type { EventResends } from '../../store/event-resends.js';
+import type { StatusReads } from '../../store/status-reads.js';
 import type { ApiClient } from '../../api/auth.js';
 import type { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 import type { Authenticator } from './authenticator.js';
@@ -36,9 +38,7 @@ export interface HttpBulkWriter {
 }
 
 /** The store's part the API reads and changes (writes go through the acceptor). */
-export type HttpStore = Pick<Store,
-  'getMessage' | 'listBatches' | 'getBatch' | 'setBatchState' | 'listSchedules' | 'setScheduleState'
-  | 'resendStatusEvents' | 'listDeadEvents' | 'resendDeadEvents'>;
+export type HttpStore = Pick<StatusReads, 'getMessage'> & BatchesAndSchedules & EventResends;
 
 /** The webhook dispatcher's part the API uses (`src/events/event-dispatcher.ts`). */
 export interface HttpEvents {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_RESEND_DAYS } from '../../config/schema.js';
-import type { DeadEvent } from '../../store/store.js';
+import type { DeadEvent } from '../../store/event-resends.js';
 import { ApiError } from '../../api/errors.js';
 import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from '../../api/validation.js';
 import type { RouteContext } from './context.js';

@@ -4,7 +4,7 @@
  * /sms/abort/schedule?scheduleId=. A client sees and controls only its own schedules.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ScheduleState } from '../../store/store.js';
+import type { ScheduleState } from '../../store/batches.js';
 import { ApiError } from '../../api/errors.js';
 import { parseInput, queryId, sendNowSchema, toId } from '../../api/validation.js';
 import type { RouteContext } from './context.js';

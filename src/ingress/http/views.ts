@@ -4,7 +4,8 @@
  * which smppd defines. Times: §2.4's createdOn is an ISO 8601 date-time without zone, written in
  * UTC; the shapes smppd defines use ISO 8601 UTC with the Z.
  */
-import type { Batch, BatchState, MessageView, Schedule, ScheduleState } from '../../store/store.js';
+import type { Batch, BatchState, Schedule, ScheduleState } from '../../store/batches.js';
+import type { MessageView } from '../../store/status-reads.js';
 import type { DeliveryStatus } from '../../sms/status.js';
 
 /** `2026-01-01T10:00:00` (UTC, seconds, no zone: §2.4). */

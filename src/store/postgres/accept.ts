@@ -6,11 +6,11 @@
  * once, and no claim has to find them, lock them and write them again.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { Accepted, AcceptRequest, NewMessage } from '../intake.js';
 import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
 import { submittedEvent } from '../status-events.js';
-import type { AcceptRequest, Accepted, NewMessage } from '../store.js';
 import type { Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { writeNewMessageEvents } from './outbox.js';

@@ -7,10 +7,10 @@
  * its schedule, and appends to it run one at a time on every instance. The batch row itself is
  * written last, so the `processed` counter that submit outcomes move waits on it for a moment only.
  */
+import type { Batch, BatchState, Schedule } from '../batches.js';
 import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type ScheduleRow } from '../rows.js';
 import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
 import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
-import type { Batch, BatchState, Schedule } from '../store.js';
 import type { Queryable, Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { failWhere } from './part-status.js';

@@ -6,7 +6,7 @@
  */
 import { claimShares } from '../rules/claim-shares.js';
 import { groupClaimed, readyAt, type QueuedPartRow } from '../rows.js';
-import type { ClaimedMessage, ClaimShares } from '../store.js';
+import type { ClaimedMessage, ClaimShares } from '../claims.js';
 import type { Queryable } from './db.js';
 
 /**

@@ -11,13 +11,12 @@
  * receiver that is down costs it nothing), skips those another instance's claim has locked
  * (FOR UPDATE SKIP LOCKED) and leases what it takes, so each event goes to one instance at a time.
  */
+import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { EventOutcome, OutboxEvent, SettledEvents } from '../outbox.js';
 import {
   toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
 } from '../rows.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
-import type {
-  DeadEvent, EventOutcome, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
-} from '../store.js';
 import type { Queryable, Tx } from './db.js';
 
 export const CLAIM_EVENTS_SQL = `WITH picked AS (

@@ -6,10 +6,10 @@
  * transaction reads after the lock includes every part committed before it, and exactly one
  * transaction (the one that commits the last part) assembles the message.
  */
+import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import {
   assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, KEY_COLUMNS, keyParams, keyText, partParams, type InboundKey, type InboundPartRow,
 } from '../rules/inbound-parts.js';
-import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../store.js';
 import type { Tx } from './db.js';
 import type { LockSpaces } from './locks.js';
 import { recordInbound } from './outbox.js';

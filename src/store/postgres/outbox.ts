@@ -8,8 +8,8 @@
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
+import type { InboundRecord } from '../inbound.js';
 import { inboundRow } from '../rows.js';
-import type { InboundRecord } from '../store.js';
 import type { Tx } from './db.js';
 
 // inbound_id: the retention sweep keeps an inbound message while its event is in the outbox.

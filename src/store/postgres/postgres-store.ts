@@ -22,12 +22,16 @@
 import pg from 'pg';
 import { SystemClock, type Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, ClaimShares, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
-  InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, QueueDepth, ReceiptApplied, ReceiptRecord, ResendFilter,
-  ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
-} from '../store.js';
+import type { Batch, BatchState, Schedule } from '../batches.js';
+import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
+import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
+import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
+import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { PruneCounts, PruneCursor } from '../retention.js';
+import type { MessageView, StoreCounts } from '../status-reads.js';
+import type { Store } from '../store.js';
 import { accept, acceptLoose, isLoose } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
@@ -228,9 +232,9 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Not in `Store` yet (proposed): the inflight parts of other instances that are gone (lease
-   * ended, instance lock free), by the same policies; never this instance's. Meant to run
-   * periodically, where `recoverInflight` runs once at start.
+   * The inflight parts of other instances that are gone (lease ended, instance lock free), by the
+   * same policies; never this instance's. Meant to run periodically, where `recoverInflight` runs
+   * once at start.
    */
   recoverAbandoned(policies: Policies, now: number): Promise<number> {
     return this.#tx((tx) => recoverInflight(tx, this.#ctx, policies, now, true));

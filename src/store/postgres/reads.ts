@@ -1,6 +1,8 @@
 /** Reads of messages and of the store's sizes (every instance's). */
+import type { QueueDepth } from '../intake.js';
+import type { OutboxDepth } from '../outbox.js';
 import { toMessageView, type MessageViewRow, type PartViewRow } from '../rows.js';
-import type { MessageView, OutboxDepth, QueueDepth, StoreCounts } from '../store.js';
+import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Queryable } from './db.js';
 import { plannedEachRun } from './statements.js';
 

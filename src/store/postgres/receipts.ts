@@ -6,8 +6,8 @@
  * the keys (`receiptKeyLocksSql`), so one of them sees what the other committed, and a parked
  * receipt is applied exactly once.
  */
+import type { ParkedDropped, ParkingLimit, ReceiptRecord } from '../receipts.js';
 import { mergeReceipt, tallyDropped, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData } from '../rules/receipts.js';
-import type { ParkedDropped, ParkingLimit, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 
@@ -133,7 +133,7 @@ export const PRUNE_CAP_SQL = `DELETE FROM parked_receipts WHERE id IN (
 const PRUNE_OTHERS_SQL = `WITH deleted AS (DELETE FROM parked_receipts WHERE received_at < $1 AND upstream <> ALL($2::text[]) RETURNING upstream)
   SELECT upstream, count(*)::int AS count FROM deleted GROUP BY upstream`;
 
-/** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
+/** `ReceiptMatching.pruneParked` (their keys go with them: ON DELETE CASCADE). */
 export async function pruneParked(tx: Tx, limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
   const age: Array<{ upstream: string; count: number }> = [];
   const cap: Array<{ upstream: string; count: number }> = [];

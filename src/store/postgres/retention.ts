@@ -11,8 +11,8 @@
  * to it holds the batch's gate (`locks.ts`), so what the check sees cannot change before COMMIT.
  * A row is locked only after the lock it waits behind, so the sweep takes part in no deadlock.
  */
+import type { PruneCounts, PruneCursor, PruneTable } from '../retention.js';
 import { afterWindow, beginPrune, receiptNoLongerExpected, type PruneWindow } from '../rules/retention.js';
-import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
 import type { Tx } from './db.js';
 import type { LockSpaces } from './locks.js';
 

@@ -15,8 +15,8 @@
  * that comes before the outcome giving its key is answered 'parked', and that outcome applies
  * it, dated as an unparked receipt (`unparkedChangedAt`); it never reaches the parking table.
  */
+import type { ReceiptApplied, ReceiptRecord } from '../receipts.js';
 import { receiptChangedAt, unparkedChangedAt } from '../rules/receipts.js';
-import type { ReceiptApplied, ReceiptRecord } from '../store.js';
 import type { Tx } from './db.js';
 import { receiptKeyLocksSql } from './locks.js';
 import { lockMessages, type MessageState, type PartStatusRow } from './part-status.js';

@@ -4,10 +4,10 @@
  * instances add: an inflight part belongs to the instance that claimed it, and another
  * takes it over only when that instance is gone (lease ended, instance lock free).
  */
+import type { PartResult } from '../claims.js';
 import {
   endPart, REASON_EXPIRED, REASON_UNCERTAIN, recoveryPolicy, requeueRefusal, resultPart, submittedMessage, type BatchGate,
 } from '../rules/submit.js';
-import type { PartResult } from '../store.js';
 import type { Tx } from './db.js';
 import { liveInstancesSql, type LockSpaces } from './locks.js';
 import { failLoaded, failWhere, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
@@ -18,7 +18,7 @@ export interface InstanceContext {
   spaces: LockSpaces;
 }
 
-/** One message's submit outcomes, as `Store.recordSubmit` takes them. */
+/** One message's submit outcomes, as `SubmitClaims.recordSubmit` takes them. */
 export interface SubmitOutcome {
   messageId: string;
   results: readonly PartResult[];

@@ -4,7 +4,8 @@
  * and schedule an accept's messages join.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { AcceptRequest, BatchState, NewMessage, ScheduleState } from '../store.js';
+import type { BatchState, ScheduleState } from '../batches.js';
+import type { AcceptRequest, NewMessage } from '../intake.js';
 
 /**
  * Whether parts of a batch wait: 1 unless the batch is active and its schedule (if any) is

@@ -1,6 +1,6 @@
-/** A claim's `take` (`Store.claim`) as both stores read it. */
+/** A claim's `take` (`SubmitClaims.claim`) as both stores read it. */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { ClaimShares } from '../store.js';
+import type { ClaimShares } from '../claims.js';
 
 /** `take` as shares: a number n is at most n of each client. Limits are whole numbers ≥ 0 (a fraction is cut). */
 export function claimShares(take: number | ClaimShares): ClaimShares {

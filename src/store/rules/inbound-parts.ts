@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { assembleMo, type ConcatScheme, type MoPiece } from '../../sms/inbound.js';
 import type { DefaultAlphabet } from '../../sms/text-codec.js';
-import type { ExpiredInbound, InboundPartRecord, InboundRecord } from '../store.js';
+import type { ExpiredInbound, InboundPartRecord, InboundRecord } from '../inbound.js';
 
 /** The columns that name a message's parts, in the tables' key order. */
 export interface InboundKey {

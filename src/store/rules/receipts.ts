@@ -5,8 +5,8 @@
  * key, is each store's own I/O.
  */
 import type { DeliveryStatus } from '../../sms/status.js';
+import type { ParkedDropped } from '../receipts.js';
 import type { PartStatusRow } from '../rows.js';
-import type { ParkedDropped } from '../store.js';
 import { mergePartStatus } from './part-status.js';
 
 /** A receipt as it is applied, fresh or unparked. */

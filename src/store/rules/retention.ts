@@ -8,7 +8,7 @@
  * million of them still answers every call after looking at `limit` rows.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
+import type { PruneCounts, PruneCursor, PruneTable } from '../retention.js';
 
 /**
  * How long a message SENT without a validity period may still get its receipt: an SMSC keeps

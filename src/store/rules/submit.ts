@@ -6,7 +6,8 @@
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { PartStatusRow } from '../rows.js';
 import { mergePartStatus } from './part-status.js';
-import type { BatchState, PartResult, PartState, ScheduleState } from '../store.js';
+import type { BatchState, ScheduleState } from '../batches.js';
+import type { PartResult, PartState } from '../claims.js';
 
 export const REASON_UNCERTAIN = 'uncertain: daemon stopped while the submit_sm was outstanding';
 export const REASON_EXPIRED = 'validity expired before submission';

@@ -2,11 +2,11 @@
  * accept: new messages with their parts queued, in a new or an existing batch, with an optional
  * schedule. Which batch and schedule they join: `../rules/batches.ts`.
  */
+import type { Accepted, AcceptRequest, NewMessage } from '../intake.js';
 import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
 import { submittedEvent } from '../status-events.js';
-import type { AcceptRequest, Accepted, NewMessage } from '../store.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
 

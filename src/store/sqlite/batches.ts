@@ -3,10 +3,10 @@
  * §3.4 (the rules: `../rules/batches.ts`). Whether a batch's parts may be claimed is written onto
  * the parts (`held`) whenever the batch or its schedule changes state, so claim reads one index.
  */
+import type { Batch, BatchState, Schedule } from '../batches.js';
 import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type PartRow, type ScheduleRow } from '../rows.js';
 import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
 import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
-import type { Batch, BatchState, Schedule } from '../store.js';
 import { failParts, PART_SELECT } from './part-status.js';
 import type { Sql } from './sql.js';
 

@@ -1,7 +1,7 @@
 /** claim: each client's oldest messages of an upstream that may go now, their queued parts made inflight. */
 import { claimShares, walkClaim } from '../rules/claim-shares.js';
 import { groupClaimed, readyAt, type MessageRow, type MessageStatusRow, type PartRow, type PartStatusRow, type QueuedPartRow } from '../rows.js';
-import type { ClaimedMessage, ClaimShares } from '../store.js';
+import type { ClaimedMessage, ClaimShares } from '../claims.js';
 import type { Sql } from './sql.js';
 
 /** The statements of a claim, named so a test can hold their query plans. */

@@ -4,13 +4,12 @@
  * dead events, and the re-push of `POST /sms/resendDlr`. Delivered events are deleted: the
  * outbox holds what is still to deliver, and the dead.
  */
+import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import {
   toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
 } from '../rows.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
-import type {
-  DeadEvent, EventOutcome, OutboxDepth, OutboxEvent, ResendFilter, ResentDeadEvents, SettledEvents,
-} from '../store.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
 

@@ -3,10 +3,10 @@
  * rows mean: `../rules/inbound-parts.ts`). One process writes the file, one transaction at a time:
  * a part and the count of its message's parts see each other without locks.
  */
+import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import {
   assembleRows, compareWithStored, digestsOf, expired, inboundPartsSql, KEY_COLUMNS, keyParams, partParams, type InboundKey, type InboundPartRow,
 } from '../rules/inbound-parts.js';
-import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../store.js';
 import { recordInbound } from './outbox.js';
 import type { Sql } from './sql.js';
 

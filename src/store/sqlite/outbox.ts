@@ -4,8 +4,8 @@
  * a change that rolled back. Payloads: `../event-payloads.ts`.
  */
 import { inboundEvent, type StatusEventPayload } from '../event-payloads.js';
+import type { InboundRecord } from '../inbound.js';
 import { inboundRow } from '../rows.js';
-import type { InboundRecord } from '../store.js';
 import type { Sql } from './sql.js';
 
 const INSERT = `INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)

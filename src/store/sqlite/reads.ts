@@ -1,6 +1,7 @@
 /** Reads of messages and of the store's sizes. */
+import type { QueueDepth } from '../intake.js';
 import { toMessageView, type PartRow } from '../rows.js';
-import type { MessageView, QueueDepth, StoreCounts } from '../store.js';
+import type { MessageView, StoreCounts } from '../status-reads.js';
 import { loadMessage, PART_SELECT } from './part-status.js';
 import type { Sql } from './sql.js';
 

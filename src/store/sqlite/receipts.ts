@@ -5,11 +5,11 @@
  * arrive before the submit_sm_resp"). What a receipt does to its part: `../rules/receipts.ts`.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
 import type { MessageState, PartStatusRow } from '../rows.js';
 import {
   mergeReceipt, receiptChangedAt, tallyDropped, unparked, unparkedChangedAt, type ParkedRow, type ReceiptData,
 } from '../rules/receipts.js';
-import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../store.js';
 import { loadMessageState, settleLoaded } from './part-status.js';
 import type { Sql } from './sql.js';
 
@@ -102,7 +102,7 @@ const OTHERS = 'received_at < ? AND upstream NOT IN (SELECT value FROM json_each
 const COUNT_OTHERS_SQL = `SELECT upstream, count(*) AS count FROM parked_receipts WHERE ${OTHERS} GROUP BY upstream`;
 const PRUNE_OTHERS_SQL = `DELETE FROM parked_receipts WHERE ${OTHERS}`;
 
-/** `Store.pruneParked` (their keys go with them: ON DELETE CASCADE). */
+/** `ReceiptMatching.pruneParked` (their keys go with them: ON DELETE CASCADE). */
 export function pruneParked(sql: Sql, limits: readonly ParkingLimit[], otherBefore: number): ParkedDropped[] {
   const unpark = (upstream: string, deleted: ReadonlyArray<{ keys: string }>): { upstream: string; count: number } => {
     for (const r of deleted) sql.parked.unparked(upstream, JSON.parse(r.keys) as string[]);

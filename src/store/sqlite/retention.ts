@@ -8,8 +8,8 @@
  * row value (`(time, rowid) > (?, ?)`): it would seek by the time alone and pass again every row of
  * the cursor's millisecond (a bulk accept gives thousands of messages one `created_at`).
  */
+import type { PruneCounts, PruneCursor, PruneTable } from '../retention.js';
 import { afterWindow, beginPrune, receiptNoLongerExpected, type PruneWindow } from '../rules/retention.js';
-import type { PruneCounts, PruneCursor, PruneTable } from '../store.js';
 import type { Sql } from './sql.js';
 
 interface WindowRow {

@@ -6,7 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SystemClock } from '../../core/clock.js';
-import type { AcceptRequest, Store } from '../store.js';
+import type { AcceptRequest } from '../intake.js';
+import type { Store } from '../store.js';
 import { SqliteStore } from './sqlite-store.js';
 import { reviveAccept, reviveInboundArgs, toWireError, type FromWorker, type StoreCall, type StoreReply, type ToWorker, type WorkerStoreOptions } from './worker-protocol.js';
 

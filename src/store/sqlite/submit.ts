@@ -3,11 +3,11 @@
  * What an outcome makes of a part: `../rules/submit.ts`.
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { PartResult } from '../claims.js';
 import type { MessageState, PartRow, PartStatusRow } from '../rows.js';
 import {
   endPart, REASON_EXPIRED, REASON_UNCERTAIN, recoveryPolicy, requeueRefusal, resultPart, submittedMessage, type BatchGate,
 } from '../rules/submit.js';
-import type { PartResult } from '../store.js';
 import { failParts, loadMessageState, PART_SELECT, settleLoaded } from './part-status.js';
 import { applyParked } from './receipts.js';
 import type { Sql } from './sql.js';

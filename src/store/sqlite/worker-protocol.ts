@@ -5,7 +5,10 @@
  * side that receives a message body gives it back its Buffer view (no copy).
  */
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type { AcceptRequest, ClaimedMessage, InboundPartRecord, InboundRecord, Store, StoredPartBody } from '../store.js';
+import type { ClaimedMessage } from '../claims.js';
+import type { InboundPartRecord, InboundRecord } from '../inbound.js';
+import type { AcceptRequest, StoredPartBody } from '../intake.js';
+import type { Store } from '../store.js';
 import type { SqliteStoreOptions } from './sqlite-store.js';
 
 export type StoreMethod = Exclude<keyof Store, 'close'>;

@@ -8,12 +8,16 @@
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import type {
-  AcceptRequest, Accepted, Batch, BatchState, ClaimedMessage, ClaimShares, DeadEvent, EventOutcome, ExpiredInbound, InboundPartOutcome,
-  InboundPartRecord, InboundRecord, MessageView,
-  OutboxDepth, OutboxEvent, ParkedDropped, ParkingLimit, PartResult, PruneCounts, PruneCursor, QueueDepth, ReceiptApplied, ReceiptRecord, ResendFilter,
-  ResentDeadEvents, Schedule, SettledEvents, Store, StoreCounts,
-} from '../store.js';
+import type { Batch, BatchState, Schedule } from '../batches.js';
+import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
+import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
+import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
+import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { PruneCounts, PruneCursor } from '../retention.js';
+import type { MessageView, StoreCounts } from '../status-reads.js';
+import type { Store } from '../store.js';
 import {
   fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker, type WireError,
   type WorkerStoreOptions,

@@ -10,7 +10,7 @@ import type { AmqpConfig } from '../../../src/config/amqp-schema.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { Acceptor } from '../../../src/dispatch/accept.js';
 import { AmqpIngress } from '../../../src/ingress/amqp/queue-ingress.js';
-import type { AcceptRequest } from '../../../src/store/store.js';
+import type { AcceptRequest } from '../../../src/store/intake.js';
 import { CLIENTS, COMPOSE, openTestStore, recordingLog } from '../../support/http.js';
 import { BrokerProxy, BrokerView, uniqueName } from './broker.js';
 

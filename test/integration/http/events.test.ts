@@ -6,7 +6,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { OutboxEvent } from '../../../src/store/store.js';
+import type { OutboxEvent } from '../../../src/store/outbox.js';
 import { ERROR_FIELDS, TOKENS, WALL_START, bearer, bulkForm, httpHarness, type Harness } from '../../support/http.js';
 
 const DAY = 86_400_000;

@@ -4,7 +4,8 @@
  * would have stored is what the batches store; a write that fails fails alone.
  */
 import { expect, it } from 'vitest';
-import type { PartResult, ReceiptRecord } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { changeEvents, describePg, pgSchema, pgStorePerTest } from './pg-store.js';

@@ -11,7 +11,7 @@ import { sessionOptions } from '../../../src/store/postgres/db.js';
 import { lockSpaces } from '../../../src/store/postgres/locks.js';
 import { keyParams, keyText, type InboundKey } from '../../../src/store/rules/inbound-parts.js';
 import { encodeMessage } from '../../../src/sms/segment.js';
-import type { InboundPartOutcome, InboundPartRecord } from '../../../src/store/store.js';
+import type { InboundPartOutcome, InboundPartRecord } from '../../../src/store/inbound.js';
 import { encodeOptions } from '../../support/sms.js';
 import { describePg, PG_URL, pgInstancesPerTest } from './pg-store.js';
 

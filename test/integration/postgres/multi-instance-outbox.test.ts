@@ -4,7 +4,9 @@
  * takes them.
  */
 import { expect, it } from 'vitest';
-import type { OutboxEvent, PartResult, ReceiptRecord } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
+import type { OutboxEvent } from '../../../src/store/outbox.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { describePg, pgInstancesPerTest } from './pg-store.js';

@@ -3,7 +3,8 @@
  * parts, one receipt index, one set of batches. Each assertion is on what the shared tables hold.
  */
 import { expect, it } from 'vitest';
-import type { PartResult, ReceiptRecord } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { until } from '../../support/engine.js';
 import { newMessage } from '../../support/sqlite-store.js';

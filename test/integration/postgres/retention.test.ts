@@ -5,7 +5,8 @@
 import { expect, it } from 'vitest';
 import { PRUNE_WINDOW_SQL } from '../../../src/store/postgres/retention.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
-import type { PruneCursor, ReceiptRecord } from '../../../src/store/store.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
+import type { PruneCursor } from '../../../src/store/retention.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { describePg, pgInstancesPerTest } from './pg-store.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
-import type { NewBatch } from '../../../src/store/store.js';
+import type { NewBatch } from '../../../src/store/intake.js';
 import { newMessage, partBody } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';
 

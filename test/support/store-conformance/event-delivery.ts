@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxEvent, PartResult, ReceiptRecord } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
+import type { OutboxEvent } from '../../../src/store/outbox.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import { newMessage } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';
 

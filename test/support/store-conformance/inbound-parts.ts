@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { frameMo, type MoPart } from '../../../src/sms/inbound.js';
 import { encodeMessage } from '../../../src/sms/segment.js';
-import type { InboundPartRecord } from '../../../src/store/store.js';
+import type { InboundPartRecord } from '../../../src/store/inbound.js';
 import { encodeOptions } from '../sms.js';
 import { storePerTest, type Rows, type StoreFactory } from './harness.js';
 

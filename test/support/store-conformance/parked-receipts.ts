@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DeliveryStatus } from '../../../src/sms/status.js';
-import type { ParkedDropped, ReceiptRecord } from '../../../src/store/store.js';
+import type { ParkedDropped, ReceiptRecord } from '../../../src/store/receipts.js';
 import { newMessage } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';
 

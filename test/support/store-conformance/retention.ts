@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { PartResult, PruneCounts, PruneCursor, ReceiptRecord } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
+import type { PruneCounts, PruneCursor } from '../../../src/store/retention.js';
 import { RECEIPT_WAIT_WITHOUT_VALIDITY_MS } from '../../../src/store/rules/retention.js';
 import { newMessage } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import type { DeliveryStatus } from '../../../src/sms/status.js';
-import type { ReceiptRecord } from '../../../src/store/store.js';
+import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import { newMessage } from '../sqlite-store.js';
 import { changeEvents, statusEvents, storePerTest, type StoreFactory } from './harness.js';
 

@@ -11,7 +11,8 @@ import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
 import { claimShares, walkClaim } from '../../../src/store/rules/claim-shares.js';
-import type { Accepted, AcceptRequest, ClaimedMessage, ClaimShares, PartResult, QueueDepth, Store } from '../../../src/store/store.js';
+import type { ClaimedMessage, ClaimShares, PartResult, SubmitClaims } from '../../../src/store/claims.js';
+import type { Accepted, AcceptRequest, MessageIntake, QueueDepth } from '../../../src/store/intake.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 
 const message = (id: string) => claimedOf(newMessage(id, { parts: [partBody(id)] }));
@@ -30,7 +31,7 @@ const flush = async (): Promise<void> => {
 };
 
 /** A store whose queue is an array; `claim` can be held open to let other things happen during it. */
-class QueueStore {
+class QueueStore implements MessageIntake, SubmitClaims {
   constructor(readonly claimsOnAccept = true) {}
   queue: ClaimedMessage[] = [];
   claims = 0;
@@ -40,7 +41,7 @@ class QueueStore {
   #heldClaims: Array<() => void> = [];
   failAccept: Error | undefined;
 
-  /** Each client's oldest, as many as its share (`Store.claim`). */
+  /** Each client's oldest, as many as its share (`SubmitClaims.claim`). */
   async claim(_upstream: string, _now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     this.claims++;
     const taken = new Map<string, number>();
@@ -97,7 +98,6 @@ class QueueStore {
   recoverAbandoned = async (): Promise<number> => 0;
   releaseDue = async (): Promise<number> => 0;
   expire = async (): Promise<number> => 0;
-  pruneParked: Store['pruneParked'] = async () => [];
 }
 
 /** A pool that answers every submit when told to. */
@@ -139,12 +139,12 @@ async function rig(maxInPool = 10, claimsOnAccept = true) {
   const store = new QueueStore(claimsOnAccept);
   const pool = new HeldPool();
   const dispatcher = new Dispatcher({
-    store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool, onUncertain: 'resend' }], pollMs: 250,
+    store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool, onUncertain: 'resend' }], pollMs: 250,
     clients: [{ name: 'acme', weight: 1 }],
   });
   let wakes = 0;
   const acceptor = new Acceptor({
-    store: store as unknown as Store, clock, maxQueued: 1_000, upstreams: [{ name: 'up1', compose: COMPOSE }],
+    store, clock, maxQueued: 1_000, upstreams: [{ name: 'up1', compose: COMPOSE }],
     admit: (upstream) => dispatcher.admit(upstream), onAccepted: () => { wakes++; dispatcher.wake(); },
   });
   await dispatcher.start();
@@ -163,7 +163,7 @@ describe('Dispatcher.admit', () => {
     const clock = new ManualClock();
     const store = new QueueStore();
     const pool = new HeldPool();
-    const dispatcher = new Dispatcher({ store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }] });
+    const dispatcher = new Dispatcher({ store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }] });
     const early = dispatcher.admit('up1');
     expect(early.direct).toBe(false);
     early.done();
@@ -281,7 +281,7 @@ describe('Dispatcher.admit', () => {
     const store = new QueueStore();
     const pool = new HeldPool();
     const dispatcher = new Dispatcher({
-      store: store as unknown as Store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }], claimBatch: 2,
+      store, pool, clock, log: silentLog, upstreams: [{ name: 'up1', maxInPool: 10, onUncertain: 'resend' }], claimBatch: 2,
     });
     await dispatcher.start();
     await flush();
@@ -414,7 +414,7 @@ describe('Acceptor with the dispatcher admitting', () => {
     const accepts: AcceptRequest[] = [];
     let admits = 0;
     const acceptor = new Acceptor({
-      store: store as unknown as Store, clock, maxQueued: 10, upstreams: [{ name: 'up1', compose: COMPOSE }],
+      store, clock, maxQueued: 10, upstreams: [{ name: 'up1', compose: COMPOSE }],
       admit: () => { admits++; throw new Error('not asked'); },
     });
     await acceptor.send({ client: 'acme', senderId: 'ACME', destination: '971500000001', message: 'x', messageType: 'TEXT' });

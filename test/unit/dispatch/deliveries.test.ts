@@ -4,7 +4,8 @@ import { silentLog } from '../../../src/core/log.js';
 import { WarningThrottle } from '../../../src/core/warning-throttle.js';
 import { Deliveries, MO_MAX_WAIT_MS } from '../../../src/dispatch/deliveries.js';
 import { submitSmDefaults, type DeliverSmPdu } from '../../../src/smpp/pdu.js';
-import type { InboundRecord, ReceiptRecord, Store } from '../../../src/store/store.js';
+import type { InboundMessages, InboundRecord } from '../../../src/store/inbound.js';
+import type { ReceiptMatching, ReceiptRecord } from '../../../src/store/receipts.js';
 import { recordingLog } from '../../support/http.js';
 import { storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
@@ -14,12 +15,14 @@ const receipt = (id: string, stat = 'DELIVRD'): DeliverSmPdu => ({
   shortMessage: Buffer.from(`id:${id} sub:001 dlvrd:001 submit date:2611231200 done date:2611231201 stat:${stat} err:000 text:hi`),
 });
 
-/** Only the two methods deliveries use; the rest of the store is not reached. */
-function storeWith(applyReceipt: (r: ReceiptRecord) => Promise<unknown>, recordInbound: (r: InboundRecord) => Promise<void> = async () => {}): Store {
-  return { applyReceipt, recordInbound } as unknown as Store;
+type DeliveryStore = ReceiptMatching & InboundMessages;
+
+/** Only the two methods these cases reach; the rest of the roles is not. */
+function storeWith(applyReceipt: (r: ReceiptRecord) => Promise<unknown>, recordInbound: (r: InboundRecord) => Promise<void> = async () => {}): DeliveryStore {
+  return { applyReceipt, recordInbound } as unknown as DeliveryStore;
 }
 
-const make = (store: Store) => new Deliveries({
+const make = (store: DeliveryStore) => new Deliveries({
   store, clock: new ManualClock(), log: silentLog,
   upstreams: [{ name: 'up', defaultAlphabet: 'gsm7', receiptIdFormat: 'auto', smscTimeZone: 'UTC' }],
 });

@@ -1,6 +1,6 @@
 /**
  * Fair sharing of the binds between clients (`FairShare`), against a queue that claims as the
- * stores do (`Store.claim`: each client's oldest, as many as its share): room divided by weight,
+ * stores do (`SubmitClaims.claim`: each client's oldest, as many as its share): room divided by weight,
  * unused shares passed on, a newcomer served at its first claim, claims in fair order, and
  * "caught up" only when no client filled its share.
  */
@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairShare, PROBE } from '../../../src/dispatch/fair-share.js';
 import { claimShares, walkClaim } from '../../../src/store/rules/claim-shares.js';
-import type { ClaimedMessage, ClaimShares } from '../../../src/store/store.js';
+import type { ClaimedMessage, ClaimShares } from '../../../src/store/claims.js';
 
 /** Per-client queues (counts: a message's id is its client and number), claimed by share. */
 class Queues {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { isSmppdError, ErrorCode, type SmppdError } from '../../../src/core/errors.js';
 import { DEPTH_REFRESH_FAR_MS, DEPTH_REFRESH_MS, QueueRoom, type QueueRoomOptions } from '../../../src/dispatch/queue-room.js';
-import type { QueueDepth } from '../../../src/store/store.js';
+import type { QueueDepth } from '../../../src/store/intake.js';
 
 /** A room over a store whose depth the test sets (`depth.byClient`), counting its readings. */
 function roomOver(maxQueued: number, over: Partial<QueueRoomOptions> = {}, read?: () => Promise<QueueDepth>) {

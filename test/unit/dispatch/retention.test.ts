@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { RETENTION_BATCH, RETENTION_SWEEP_EVERY_MS, RetentionSweep, type PrunedKind } from '../../../src/dispatch/retention.js';
-import type { PruneCounts, PruneCursor } from '../../../src/store/store.js';
+import type { PruneCounts, PruneCursor } from '../../../src/store/retention.js';
 import { recordingLog } from '../../support/http.js';
 
 const DAY = 86_400_000;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRUNE_SQL } from '../../../src/store/sqlite/retention.js';
-import type { PruneCounts, PruneCursor } from '../../../src/store/store.js';
+import type { PruneCounts, PruneCursor } from '../../../src/store/retention.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 const WINDOW_PARAMS = { at: 1, id: 1, before: 2, limit: 3 };

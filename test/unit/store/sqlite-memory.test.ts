@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryStatus } from '../../../src/sms/status.js';
 import type { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { PartResult } from '../../../src/store/store.js';
+import type { PartResult } from '../../../src/store/claims.js';
 import { WallClockAt } from '../../support/store-conformance/harness.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
