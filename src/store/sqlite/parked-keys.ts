@@ -11,8 +11,6 @@
  * parked keys are then counted in the file every `recountEvery` looks, and once they are under
  * half the limit the keys are read again.
  */
-import type { Sql } from './sql.js';
-
 /** Parked keys counted at most by default; past that, every submit outcome looks in the parking. */
 export const DEFAULT_PARKED_KEYS_LIMIT = 100_000;
 /** Over the limit: looks between two counts of the parked keys by default (a count reads their index). */
@@ -20,6 +18,12 @@ export const DEFAULT_PARKED_RECOUNT_EVERY = 10_000;
 
 const KEYS_SQL = 'SELECT upstream, key FROM parked_receipt_keys LIMIT ?';
 const COUNT_SQL = 'SELECT COUNT(*) AS n FROM parked_receipt_keys';
+
+/** What the counts read the file through: the connection's `Sql`, which holds the `ParkedKeys` (so not imported here). */
+export interface ParkedKeysSource {
+  get<T>(source: string, ...params: unknown[]): T | undefined;
+  all<T>(source: string, ...params: unknown[]): T[];
+}
 
 export class ParkedKeys {
   readonly #limit: number;
@@ -37,7 +41,7 @@ export class ParkedKeys {
   }
 
   /** False only when no receipt is parked under this key of this upstream. */
-  mayHave(sql: Sql, upstream: string, key: string): boolean {
+  mayHave(sql: ParkedKeysSource, upstream: string, key: string): boolean {
     const counts = this.#read(sql);
     return counts === null || counts.has(id(upstream, key));
   }
@@ -75,7 +79,7 @@ export class ParkedKeys {
   }
 
   /** The counts, or null while over the limit. */
-  #read(sql: Sql): Map<string, number> | null {
+  #read(sql: ParkedKeysSource): Map<string, number> | null {
     if (this.#counts !== null) return this.#counts;
     if (this.#over !== null) {
       if (++this.#over.looks < this.#recountEvery) return null;
