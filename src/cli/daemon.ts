@@ -300,7 +300,7 @@ function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; 
   return clients.map((c) => ({ name: c.name, weight: c.weight }));
 }
 
-/** The configured store, open. A PostgreSQL store is for several instances sharing one queue (issue 7). */
+/** The configured store, open. A PostgreSQL store is for several instances sharing one queue. */
 async function openStore(config: StoreConfig, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
   if (config.kind === 'postgres') {
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');

@@ -364,13 +364,12 @@ export class Dispatcher {
  * Messages the lane may still take. The pool holds at most `maxInPool`, enough to keep every
  * window full. A message leaves it at its outcome, not at the outcome's commit: holding the room
  * until the commit, on a busy machine, left most of it to messages already answered, and most
- * new sends were queued and claimed (scale-out benchmark, 2 × 4 binds: 10 % went direct; with
- * this, 85–90 %). The messages handed over and not yet recorded (those in the pool included) are
- * bounded too, at twice `maxInPool` (four times went no faster), so that a slow store slows the
- * sending instead of piling up outcomes that a crash would leave uncertain (`onUncertain`).
- * Neither bound is strict while a claim runs: it asks for the room it saw at its start, and direct
- * sends admitted meanwhile take the same room (reserving the claim's room instead sent a third of
- * the direct sends to the queue on the 2 × 4 bench, for no gain in rate).
+ * new sends were queued and claimed instead of going direct. The messages handed over and not yet
+ * recorded (those in the pool included) are bounded too, at twice `maxInPool` (more went no
+ * faster), so that a slow store slows the sending instead of piling up outcomes that a crash
+ * would leave uncertain (`onUncertain`). Neither bound is strict while a claim runs: it asks for
+ * the room it saw at its start, and direct sends admitted meanwhile take the same room (reserving
+ * the claim's room instead sent many direct sends to the queue, for no gain in rate).
  */
 function roomOf(lane: Lane): number {
   return Math.min(lane.upstream.maxInPool - lane.inPool, maxUnrecorded(lane) - lane.unrecorded);

@@ -33,7 +33,7 @@ const QUEUED_CLIENTS = `queued_clients AS (
  * an anti join, and before the table has statistics (a fresh schema, a bulk load) it chose one
  * that read every queued part for every candidate. The subquery is one probe of parts_queued, and
  * is not run for a part 1 (no part comes before it): most messages have one part, and the probe
- * was a fifth of PostgreSQL's CPU in a claim (bench/store-micro.ts: 34.5 -> 27 us a message).
+ * is a large share of PostgreSQL's CPU in a claim.
  */
 const CLAIMABLE = `FROM parts p
   WHERE p.upstream = $1 AND p.client = s.client AND p.state = 'queued' AND p.held = 0

@@ -1,5 +1,5 @@
 /**
- * The shared store (issue 7): the `Store` interface on PostgreSQL, so several smppd processes on
+ * The shared store: the `Store` interface on PostgreSQL, so several smppd processes on
  * different hosts share one queue of parts, one receipt-matching index and one outbox. The same
  * semantics as the SQLite store (`../sqlite/`), which stays the default for one host; what
  * several instances add is said where it happens:

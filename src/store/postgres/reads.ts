@@ -21,13 +21,13 @@ export async function getMessage(db: Queryable, messageId: string): Promise<Mess
  * plain index scan, never by a bitmap. An index keeps the entry of a row that left the state (a
  * claimed part is no longer queued) until VACUUM; a plain scan that finds such a row dead to every transaction marks its
  * entry so that later scans pass it by, a bitmap scan never does. Counted by bitmap, the queued
- * parts of the scale-out benchmark read 43,587 entries and 1,737 pages for 2,857 parts (47 ms)
- * once a second, and every count more than the one before until a VACUUM; counted by index
- * scan, each count reads what is queued and what left since the last one. Without a sequential
+ * parts read every entry of every part that left the queue since the last VACUUM, once a second,
+ * and every count more than the one before; counted by index scan, each count reads what is
+ * queued and what left since the last one. Without a sequential
  * scan either: without statistics, the planner may take one for the index of a table with as
  * many dead entries. And counts per client grouped by hash, never by sorting the rows: without
- * statistics the planner took the queue for a few rows and sorted 100,000 queued parts by client
- * on disk (400 ms; by hash 60 ms). For the rest of the (read) transaction `tx`.
+ * statistics the planner took the queue for a few rows and sorted a large queue by client on
+ * disk, several times slower than grouping by hash. For the rest of the (read) transaction `tx`.
  */
 export const COUNT_BY_INDEX_SQL = "SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
 
