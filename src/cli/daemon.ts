@@ -246,7 +246,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     queue: async () => {
       const now = clock.wallNow();
       const [c, ...since] = await Promise.all([store.counts(), ...config.upstreams.map((u) => store.readySince(u.name, now))]);
-      const lagSeconds = Object.fromEntries(config.upstreams.map((u, i) => [u.name, since[i] == null ? 0 : Math.max(0, now - since[i]!) / 1000]));
+      const lagSeconds = Object.fromEntries(config.upstreams.map((u, i) => [u.name, since[i] == null ? 0 : Math.max(0, now - since[i]) / 1000]));
       return { queued: c.queued, inflight: c.inflight, parked: c.parked, lagSeconds };
     },
     ...(metricsHttp ? { metricsHttp } : {}),

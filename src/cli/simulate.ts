@@ -35,8 +35,8 @@ Options:
 
 /** Where the command writes; the defaults are the process's streams and signals. */
 export interface SimulateIo {
-  stdout(line: string): void;
-  stderr(line: string): void;
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
   /** Stops the simulator when aborted, as SIGINT/SIGTERM do. */
   signal?: AbortSignal;
 }

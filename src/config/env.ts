@@ -133,7 +133,7 @@ export function applyEnvOverrides(yaml: unknown, env: Env): EnvOverrides {
     const byEnvName = entriesByEnvName(entries ?? []);
     const known = new Set<string>();
     for (const [key, matches] of byEnvName) {
-      for (const [suffix, override] of Object.entries(table)) {
+      for (const [suffix, override] of Object.entries<Override>(table)) {
         const variable = `${prefix}${key}_${suffix}`;
         known.add(variable);
         if (env[variable] === undefined) continue;

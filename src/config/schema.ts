@@ -317,6 +317,15 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, at: Readon
         else lines.push(`${formatPath(path)}: ${issue.message}`);
         break;
       }
+      // The other codes, and any a later zod adds, read as their message.
+      case 'invalid_type':
+      case 'invalid_value':
+      case 'invalid_format':
+      case 'invalid_element':
+      case 'not_multiple_of':
+      case 'too_big':
+      case 'too_small':
+      case 'custom':
       default:
         lines.push(`${formatPath(path)}: ${issue.message}`);
     }

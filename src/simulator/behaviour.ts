@@ -189,9 +189,9 @@ export function parseBehaviourPatch(input: unknown): BehaviourPatch {
     if (typeof receipts !== 'object' || receipts === null || Array.isArray(receipts)) invalid('receipts', 'must be an object');
     for (const key of Object.keys(receipts)) if (!RECEIPT_KEYS.has(key)) invalid(`receipts.${key}`, 'is not a receipt setting');
   }
-  const merged = mergeBehaviour(defaultBehaviour(), input as BehaviourPatch);
+  const merged = mergeBehaviour(defaultBehaviour(), input);
   checkBehaviour(merged);
-  return input as BehaviourPatch;
+  return input;
 }
 
 /** The burst a throttle gets when none is set: 1/50 of the rate (20 ms worth), at least 1. */

@@ -83,7 +83,7 @@ export class Connection {
         reject(new SmppdError(ErrorCode.CONNECTION_CLOSED, message, { host: settings.host, port: settings.port }));
       };
       const timer = clock.setTimer(settings.connectTimeoutMs, () => fail(`connect timeout after ${settings.connectTimeoutMs} ms`));
-      socket.once('error', (e) => fail(e.message));
+      socket.once('error', (e: Error) => fail(e.message));
       socket.once(readyEvent, () => {
         timer.cancel();
         socket.removeAllListeners('error');

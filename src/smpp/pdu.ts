@@ -166,10 +166,17 @@ export function isResponse(pdu: Pdu): boolean {
     case 'unbind_resp':
     case 'generic_nack':
       return true;
+    case 'bind_transmitter':
+    case 'bind_receiver':
+    case 'bind_transceiver':
+    case 'submit_sm':
+    case 'deliver_sm':
+    case 'data_sm':
+    case 'enquire_link':
+    case 'unbind':
+      return false;
     case 'other':
       return isResponseId(pdu.commandId);
-    default:
-      return false;
   }
 }
 

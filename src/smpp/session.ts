@@ -122,7 +122,7 @@ export class Session<T> {
   submit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
     if (!this.canSubmit) return false;
     const seq = this.#nextSeq();
-    const bytes = encodePdu({ ...pdu, sequenceNumber: seq } as SubmitSmPdu);
+    const bytes = encodePdu({ ...pdu, sequenceNumber: seq });
     const now = this.clock.now();
     this.#window.offer(seq, ctx, now);
     this.#conn.sendBytes(bytes);

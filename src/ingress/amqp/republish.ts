@@ -16,14 +16,18 @@ const HEADERS_MAX_BYTES = 48 * 1024;
 /** true on a copy whose publisher's headers were left off (larger than 48 KiB). */
 export const HEADERS_DROPPED_HEADER = 'x-smppd-headers-dropped';
 
+type KeptProperties = Pick<Options.Publish, 'contentType' | 'contentEncoding' | 'correlationId' | 'replyTo' | 'messageId' | 'timestamp' | 'type' | 'appId' | 'priority'>;
+
 /**
  * The publish options of a copy: persistent, the original's headers with `headers` added, and
  * its other properties, but not `expiration` (the copy must not expire) nor `userId` (the broker
  * checks it against the publishing connection's user): `userId` is set to `stamp` when given,
  * which must be this connection's user.
  */
-export function copyOptions(p: MessageProperties, headers: Record<string, unknown>, stamp?: string): Options.Publish {
-  const theirs: Record<string, unknown> = p.headers ?? {};
+export function copyOptions(properties: MessageProperties, headers: Record<string, unknown>, stamp?: string): Options.Publish {
+  const theirs: Record<string, unknown> = properties.headers ?? {};
+  // amqplib types the decoded properties `any`; AMQP 0-9-1 gives them the types a publish takes.
+  const p: KeptProperties = properties;
   return {
     persistent: true,
     headers: encodedBytes(theirs) > HEADERS_MAX_BYTES ? { [HEADERS_DROPPED_HEADER]: true, ...headers } : { ...theirs, ...headers },

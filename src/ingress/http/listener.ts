@@ -199,8 +199,7 @@ export class HttpListener {
     server.on('drop', this.#drop);
     if (this.#perAddress !== undefined || this.#deps.metrics !== undefined) server.on('connection', this.#connected);
     server.on('close', () => this.#deadlines.stop());
-    // fastify's types tie an instance to http.Server; an https.Server hands its routes the same request and response.
-    return server as Server;
+    return server;
   };
 
   /**

@@ -63,7 +63,7 @@ function fastifyOn(listener: HttpListener, log: Log, bodyLimit?: number): Fastif
     // The listener answers 503 from preClose on, with the five-field body.
     return503OnClosing: false,
     // A request fastify cannot route (a malformed URL) still gets the five-field body.
-    frameworkErrors: (error, request, reply) => sendError(reply, request, toHttpError(error).error),
+    frameworkErrors: (error, request, reply) => { sendError(reply, request, toHttpError(error).error); },
   });
   app.addHook('preClose', (done) => {
     listener.beginClose();

@@ -25,7 +25,7 @@ import { FLUSH_SQL, PendingWrites } from './writes.js';
 /** int8 (COUNT(*), BIGSERIAL ids, ms timestamps) as a JS number: every value the store keeps is below 2^53. */
 const INT8_OID = 20;
 export const TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
     oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 

@@ -19,7 +19,7 @@ import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
 import {
-  fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker, type WireError,
+  fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker,
   type WorkerStoreOptions,
 } from './worker-protocol.js';
 
@@ -244,7 +244,7 @@ export class SqliteWorkerStore implements Store {
       if (!pending) continue;
       this.#pending.delete(r.id);
       if (r.ok) pending.resolve(r.value);
-      else pending.reject(fromWireError(r.error as WireError));
+      else pending.reject(fromWireError(r.error));
     }
   }
 
