@@ -1,7 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
-import { TokenBucket } from '../core/token-bucket.js';
 import { FrameReader } from '../smpp/frame.js';
 import { isResponseId, type BindPdu, type DeliverSmPdu, type Pdu, type SubmitSmPdu } from '../smpp/pdu.js';
 import { decodePdu, encodePdu } from '../smpp/wire.js';
@@ -12,16 +11,10 @@ import { BindCounters, bump, type BindMode } from './counters.js';
 import { BatchWriter } from './batch-writer.js';
 import { DelayQueue } from './delay-queue.js';
 import type { ReceiptDesk, ReceiptJob, ReceiptTarget } from './receipts.js';
+import { SubmitChecks } from './submit-checks.js';
 
 const SUBMIT_SM = 0x00000004;
 const DELIVER_SM_RESP = 0x80000005;
-
-/**
- * SMPP v3.4 §4.4.1: source_addr and destination_addr hold at most 20 characters (21 octets with
- * the NUL). Longer ones are refused as an SMSC would, so a receipt, which carries them back,
- * never breaks the limit either.
- */
-const ADDRESS_MAX = 20;
 
 /** The system_id the simulator answers binds with. */
 export const SMSC_SYSTEM_ID = 'smppd-sim';
@@ -83,9 +76,7 @@ export class SimConnection implements ReceiptTarget {
   #closed = false;
   #seq = 0;
   #submits = 0;
-  /** The SMSC side of a per-bind rate limit: a submit_sm that finds no token is answered ESME_RTHROTTLED. */
-  #throttle: TokenBucket | undefined;
-  #throttleVersion = -1;
+  readonly #checks = new SubmitChecks();
 
   constructor(socket: Socket, host: ConnectionHost) {
     this.#socket = socket;
@@ -303,18 +294,13 @@ export class SimConnection implements ReceiptTarget {
     let nack = false;
     let messageId = '';
     let receipt: ReceiptJob | undefined;
-    if (this.#mode === 'receiver') {
-      status = SimStatus.ESME_RINVBNDSTS;
-    } else if (pdu.sourceAddr.length > ADDRESS_MAX) {
-      status = SimStatus.ESME_RINVSRCADR;
-    } else if (pdu.destinationAddr.length > ADDRESS_MAX) {
-      status = SimStatus.ESME_RINVDSTADR;
-    } else if (spec.genericNackProbability > 0 && host.random() < spec.genericNackProbability) {
+    const refusal = this.#checks.refusal(pdu, this.#mode, b, host.random, now);
+    if (refusal === 'generic_nack') {
       status = SimStatus.ESME_RSYSERR;
       nack = true;
-    } else if (spec.throttleRatePerBind > 0 && this.#throttleFor(b, now).take(1, now) > 0) {
-      status = SimStatus.ESME_RTHROTTLED;
-      c.throttled++;
+    } else if (refusal !== 0) {
+      status = refusal;
+      if (status === SimStatus.ESME_RTHROTTLED) c.throttled++;
     } else {
       status = b.submitStatus.pick(host.random);
       if (status === 0) {
@@ -331,18 +317,6 @@ export class SimConnection implements ReceiptTarget {
     const delay = b.responseDelay(host.random);
     if (delay > 0) this.#delayed.push(delay, { bytes, status, nack, receipt });
     else this.#writeResponse(bytes, status, nack, receipt);
-  }
-
-  #throttleFor(b: CompiledBehaviour, now: number): TokenBucket {
-    const burst = Math.max(1, b.throttleBurst);
-    if (!this.#throttle) {
-      this.#throttle = new TokenBucket(b.spec.throttleRatePerBind, burst, now);
-    } else if (this.#throttleVersion !== b.version) {
-      // Keeps the tokens saved so far (capped at the new burst): a change does not refill.
-      this.#throttle.setLimits(b.spec.throttleRatePerBind, burst, now);
-    }
-    this.#throttleVersion = b.version;
-    return this.#throttle;
   }
 
   #onDeliverAnswer(seq: number, status: number, nack: boolean): void {
