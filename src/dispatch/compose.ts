@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { ErrorCode, SmppdError } from '../core/errors.js';
-import type { SubmitPart } from '../smpp/upstream-pool.js';
+import type { SubmitPart } from '../smpp/part-outcome.js';
 import type { Tlvs } from '../smpp/pdu.js';
 import { encodeMessage, type EncodeError, type Encoding, type LongMessageMode, type MessageType } from '../sms/segment.js';
 import { DEFAULT_SOURCE_ADDRESSING, checkSenderId, type SourceAddressing, type TonNpi } from '../sms/sender-id.js';

@@ -11,7 +11,7 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
-import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/upstream-pool.js';
+import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/part-outcome.js';
 import type { ClaimedMessage, SubmitClaims } from '../store/claims.js';
 import { buildSubmitSm } from './compose.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';

@@ -2,7 +2,7 @@
  * What the store records of a part from what the pool made of it (`PartOutcome`): SENT with the
  * SMSC's id, a final status with its reason, or back to the queue.
  */
-import type { PartOutcome } from '../smpp/upstream-pool.js';
+import type { PartOutcome } from '../smpp/part-outcome.js';
 import { responseKey } from '../sms/message-id.js';
 import { commandStatusReason } from '../sms/status.js';
 import type { PartResult } from '../store/claims.js';

@@ -4,7 +4,8 @@ import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { BindState, BindStats } from './bind.js';
 import type { EngineMetrics } from './engine-metrics.js';
-import { UpstreamPool, type DeliverHandler, type MessageOutcome, type SubmitPart, type UpstreamSettings } from './upstream-pool.js';
+import type { MessageOutcome, SubmitPart } from './part-outcome.js';
+import { UpstreamPool, type DeliverHandler, type UpstreamSettings } from './upstream-pool.js';
 
 export interface PoolOptions {
   upstreams: UpstreamSettings[];

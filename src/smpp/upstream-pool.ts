@@ -8,43 +8,13 @@ import { Bind, type BindSettings, type BindState, type BindStats } from './bind.
 import { classify, THROTTLE_ERRORS, type CommandStatusTable } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
-import type { DataSmPdu, DeliverSmPdu, SubmitSmPdu } from './pdu.js';
+import type { MessageOutcome, PartOutcome, SubmitPart, UncertainWhy } from './part-outcome.js';
+import type { DataSmPdu, DeliverSmPdu } from './pdu.js';
 import type { SubmitResponse } from './session.js';
 import { isUnencodable } from './wire.js';
 
-/** One submit_sm to send; the pool assigns the sequence number. */
-export type SubmitPart = Omit<SubmitSmPdu, 'sequenceNumber'>;
-
-/** What became of one part. */
-export type PartOutcome =
-  | { kind: 'accepted'; messageId: string; attempts: number; bind: string; latencyMs: number }
-  | { kind: 'rejected'; commandStatus: number; statusName: string; attempts: number }
-  /** Refused before sending: the PDU cannot be encoded (a field too long for SMPP v3.4). */
-  | { kind: 'invalid'; reason: string }
-  /**
-   * Not sent: sending it failed in smppd itself (a bug, not the message's fault), logged at error.
-   * Not retried: a fault that repeats would send the part round the queue for ever.
-   */
-  | { kind: 'internal'; reason: string }
-  | { kind: 'failed'; commandStatus: number; statusName: string; attempts: number }
-  /**
-   * No response, and no resend: `why` says whether the policy is `fail` ('policy'), `resend` used up
-   * `maxAttempts` ('attempts'), or the pool stopped before it could resend ('stopped'). It may or
-   * may not have gone out.
-   */
-  | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number; why: UncertainWhy }
-  /** Never written: the pool stopped, or an earlier part of the message failed. */
-  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' };
-
-export interface MessageOutcome {
-  parts: PartOutcome[];
-}
-
 /** What to do with a request whose outcome is uncertain (no response in time, link dropped). */
 export type UncertainPolicy = 'resend' | 'fail';
-
-/** Why an uncertain part was not resent (`PartOutcome` 'uncertain'). */
-export type UncertainWhy = 'policy' | 'attempts' | 'stopped';
 
 export interface UpstreamSettings {
   name: string;

@@ -19,7 +19,7 @@ import { SystemClock } from '../../src/core/clock.js';
 import { silentLog } from '../../src/core/log.js';
 import { submitSmDefaults, type DeliverSmPdu, type Tlvs } from '../../src/smpp/pdu.js';
 import type { Pool } from '../../src/smpp/pool.js';
-import type { SubmitPart } from '../../src/smpp/upstream-pool.js';
+import type { SubmitPart } from '../../src/smpp/part-outcome.js';
 import { SmscSimulator } from '../../src/simulator/simulator.js';
 import { makePool } from '../support/engine.js';
 import { JsonLinesProcess, type JsonEvent } from '../support/json-lines-process.js';

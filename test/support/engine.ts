@@ -5,9 +5,10 @@ import { silentLog } from '../../src/core/log.js';
 import type { BindSettings } from '../../src/smpp/bind.js';
 import { buildStatusTable } from '../../src/smpp/command-status.js';
 import { noEngineMetrics, type EngineMetrics } from '../../src/smpp/engine-metrics.js';
+import type { SubmitPart } from '../../src/smpp/part-outcome.js';
 import { submitSmDefaults } from '../../src/smpp/pdu.js';
 import { Pool } from '../../src/smpp/pool.js';
-import type { SubmitPart, UpstreamSettings } from '../../src/smpp/upstream-pool.js';
+import type { UpstreamSettings } from '../../src/smpp/upstream-pool.js';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
 export const testTls = {

@@ -9,7 +9,7 @@ import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
 import { silentLog } from '../../../src/core/log.js';
 import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
-import type { MessageOutcome, SubmitPart } from '../../../src/smpp/upstream-pool.js';
+import type { MessageOutcome, SubmitPart } from '../../../src/smpp/part-outcome.js';
 import { claimShares, walkClaim } from '../../../src/store/rules/claim-shares.js';
 import type { ClaimedMessage, ClaimShares, PartResult, SubmitClaims } from '../../../src/store/claims.js';
 import type { Accepted, AcceptRequest, MessageIntake, QueueDepth } from '../../../src/store/intake.js';
