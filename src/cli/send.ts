@@ -1,5 +1,5 @@
 /**
- * `smppd send` (issue 6): one test message through a running daemon, over its HTTP API only.
+ * `smppd send`: one test message through a running daemon, over its HTTP API only.
  * POST /sms/sendSms, print the id, then poll GET /sms/status/{id} and print each change until a
  * final status or the timeout. Exit 0 on DELIVERED or READ; 1 on FAILED, REJECTED, a timeout or
  * an HTTP error; 2 on a usage error. The token is never printed.

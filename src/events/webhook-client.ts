@@ -159,7 +159,7 @@ export class WebhookClient {
   /**
    * One request, on undici's dispatch API: its handler is told of the status, discards the
    * body as it comes and hears the end, with no stream, async iterator or AbortSignal per
-   * request (at thousands of events a second those were a third of the client's CPU). `done`
+   * request (at thousands of events a second those cost a large share of the client's CPU). `done`
    * gets the status once the body has been read to its end (or cut off past the limit).
    */
   #exchange(body: string, eventId: number, done: { status: (status: number) => void; error: (e: unknown) => void }): { abort: () => void } {

@@ -37,15 +37,16 @@ export const TYPES: pg.CustomTypesConfig = {
  * size of table. Left to its costs, the planner chose hash joins over sequential scans of parts
  * and messages whenever a table had no statistics or old ones: in a new schema, and for the
  * minute or more until autovacuum's first ANALYZE after a burst, every status change then read
- * the whole of both tables (the scale-out benchmark: 447 scans of parts, 13 million rows read in
- * 80,000 messages; the lock of a batch took 22 ms instead of 4). Session settings, not per
- * transaction: a prepared statement keeps the plan made under the settings of its first runs.
+ * the whole of both tables, and the lock of a batch was held several times as long. Session
+ * settings, not per transaction: a prepared statement keeps the plan made under the settings of
+ * its first runs.
  *
  * And no JIT compilation: it starts once a plan's estimated cost passes jit_above_cost, and then
  * compiles the plan's expressions on every run (a prepared statement too) for hundreds of
  * milliseconds. Every statement of the store reads a few hundred rows at most, through indexes,
  * but some are estimated far above that: a claim's walk of each client's queued parts, cut by a
- * LIMIT that is a column, was estimated at 65,000 rows and compiled for 0.6–0.9 s a claim.
+ * LIMIT that is a column, was estimated at tens of thousands of rows and compiled for most of a
+ * second on every claim.
  */
 export function sessionOptions(schema: string): string {
   return `-c search_path=${schema} -c enable_hashjoin=off -c enable_mergejoin=off -c jit=off`;

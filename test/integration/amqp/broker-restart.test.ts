@@ -1,5 +1,5 @@
 /**
- * Issue 7: the broker restarted mid-run — nothing lost, nothing stuck. A RabbitMQ node of the
+ * The broker restarted mid-run — nothing lost, nothing stuck. A RabbitMQ node of the
  * test's own (test/support/private-rabbitmq.ts; the shared broker other tests use is never
  * touched) is restarted twice on its data directory, once stopped gracefully (SIGTERM, as
  * `rabbitmqctl stop` or a service manager does it: clients get connection.close 320) and once
@@ -156,7 +156,7 @@ async function metric(port: number, sample: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(sample.length + 1));
 }
 
-describe.skipIf(!INSTALLED)('the broker restarted mid-run (issue 7)', () => {
+describe.skipIf(!INSTALLED)('the broker restarted mid-run', () => {
   it('1,000 queued requests across a graceful restart and a kill -9 of the broker: each stored and DELIVERED, duplicates only as promised, nothing dead-lettered or unacked, every event published, HTTP answering throughout', async () => {
     const node = await PrivateRabbitMQ.create('restart');
     cleanups.push(() => node.destroy());

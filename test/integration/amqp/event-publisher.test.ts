@@ -1,5 +1,5 @@
 /**
- * Issue 7, events to a topic exchange, against a real RabbitMQ (SMPPD_TEST_AMQP_URL): each event
+ * Events to a topic exchange, against a real RabbitMQ (SMPPD_TEST_AMQP_URL): each event
  * lands in a bound queue under `status.<STATUS>` or `inbound`, a confirm is an ok outcome and
  * anything else a failure, so the EventDispatcher's retries apply; and end to end, a stored
  * message's SUBMITTED event reaches the exchange through the dispatcher and the store's outbox.

@@ -1,5 +1,5 @@
 /**
- * Issue 7, the queue ingress, against a real RabbitMQ (SMPPD_TEST_AMQP_URL): a message is acked
+ * The queue ingress, against a real RabbitMQ (SMPPD_TEST_AMQP_URL): a message is acked
  * only after its commit; an invalid one is dead-lettered once with the five-field error in its
  * headers; QUEUE_FULL and store errors send it back to the queue after a delay; a dropped or
  * absent broker is reconnected to, and nothing is lost or stuck. smppd reaches the broker through

@@ -1,5 +1,5 @@
 /**
- * Issue 5, events: every status change of a message and every inbound message reaches the
+ * Events: every status change of a message and every inbound message reaches the
  * client's webhook from the store's outbox, signed, in order per message, and none is lost —
  * through a receiver that fails in patterns, one that is down for a while, events parked as
  * dead and re-sent, and a daemon killed with SIGKILL and started again on the same store.
@@ -174,7 +174,7 @@ function expectOrderedAndComplete(requests: readonly ReceivedRequest[], ids: Ite
   }
 }
 
-describe('webhook events (issue 5)', () => {
+describe('webhook events', () => {
   it('every status change reaches the webhook once, signed, in order per message, with the documented body', async () => {
     const { port } = await simulator({ receipts: { delayMs: 10 } });
     const hook = await receiver();

@@ -1,5 +1,5 @@
 /**
- * Issue 7, scale-out: two daemon processes share one PostgreSQL schema and one RabbitMQ queue,
+ * Scale-out: two daemon processes share one PostgreSQL schema and one RabbitMQ queue,
  * each with two binds to the simulator, and the simulator sends every receipt on a bind of the
  * other instance (receiptRouting 'other-system-type'; each instance binds with its own
  * system_type). Every message ends DELIVERED once: the receipt finds its part wherever it

@@ -1,5 +1,5 @@
 /**
- * Two daemons sharing one PostgreSQL store (issue 7), each with its own binds to one SMSC: sends
+ * Two daemons sharing one PostgreSQL store, each with its own binds to one SMSC: sends
  * accepted by either are claimed by whichever instance is free, every message reaches
  * DELIVERED once (its receipt may come in on either instance), and the SMSC sees each message once.
  */

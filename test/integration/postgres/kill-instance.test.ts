@@ -1,5 +1,5 @@
 /**
- * Issue 7: `kill -9` one instance of two that share a PostgreSQL store, mid-run. The other takes
+ * `kill -9` one instance of two that share a PostgreSQL store, mid-run. The other takes
  * over what the dead one had queued and in flight (once its lease has ended and its connection
  * is gone): every message answered 200 is DELIVERED, and duplicates at the SMSC stay within what
  * the killed instance had in flight.
