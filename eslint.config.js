@@ -21,10 +21,10 @@ export default tseslint.config(
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },
-  ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: ['src/**/*.ts', 'bench/**/*.ts'] })),
+  ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: ['src/**/*.ts', 'bench/**/*.ts'], ignores: ['bench/test/**'] })),
   {
-    // Tests get the promise and switch rules, not the `no-unsafe-*` family: they read parsed
-    // JSON (`res.json()`, `JSON.parse`) as `any` on purpose and assert on it.
+    // Tests (test/, bench/test/) get the promise and switch rules, not the `no-unsafe-*` family:
+    // they read parsed JSON (`res.json()`, `JSON.parse`) as `any` on purpose and assert on it.
     files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -12,6 +12,7 @@ async function run(argv: string[]): Promise<number> {
       return (await import('./src/webhooks.js')).runWebhookBenchSide(rest);
     case 'consumer':
       return (await import('./src/consumer.js')).runBenchConsumer(rest);
+    case undefined:
     default:
       return (await import('./src/bench.js')).runBench(argv);
   }

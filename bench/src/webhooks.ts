@@ -84,7 +84,7 @@ export async function runWebhookCase(c: WebhookCase): Promise<WebhookCaseResult>
     const child = spawn(process.execPath, [benchMain, 'webhooks', '--url', `http://127.0.0.1:${port}/hook`, '--rate', String(c.changesPerSecond),
       '--seconds', String(c.seconds), '--concurrency', String(c.concurrency)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     const code = await exitOf(child);
     if (code !== 0) throw new Error(`the webhook side exited with ${code}`);
     const side = JSON.parse(out.trim().split('\n').at(-1)!) as WebhookSideResult;
