@@ -82,8 +82,10 @@ async function rig(openStore: () => Promise<Store>, clients: ClientWeight[], o: 
 describe.each(stores)('fair sharing between clients (%s store)', (_name, openStore) => {
   it('a single send of one client reaches the SMSC behind at most the pool\'s worth of another client\'s queued bulk of 100,000', async () => {
     const { sim, store, acceptor, bulk, start } = await rig(openStore, [{ name: 'bulky', weight: 1 }, { name: 'single', weight: 1 }]);
-    await start();
+    // Stored before the binds start: on a loaded machine, storing 100,000 rows can take longer
+    // than sending 20,000 of them, and the test needs the bulk mostly queued.
     await bulk('bulky', 'Bulk', 100_000, 447_000_000_000);
+    await start();
     // The bulk is being sent, with most of it still queued.
     await until(() => sim.recordedSubmits().length >= 1_000, 15_000, 'the bulk under way');
     expect((await store.queueDepth()).queued).toBeGreaterThan(80_000);
