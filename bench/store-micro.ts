@@ -3,7 +3,7 @@
  * messages on a fresh SQLite file, in concurrent batches (so writes share group commits as in
  * the daemon), printing CPU µs per message of each step (process.cpuUsage, user + system).
  *
- *   node --import ./test/support/ts-register.mjs bench/store-micro.ts [N] [batch] [postgres://…]
+ *   npm run build:bench && node bench/build/bench/store-micro.js [N] [batch] [postgres://…]
  *
  * With a PostgreSQL URL it runs on the PostgreSQL store instead (a fresh schema, dropped after),
  * and prints the wall-clock rate of each step as well: there the database's own CPU is not ours.
