@@ -17,7 +17,17 @@
 # (python3, make, g++) when its prebuilt binary cannot be downloaded. In the final stage the tools
 # would have to be installed, used and purged in one RUN, and the purge would still leave apt's
 # traces; in a stage of their own they never reach the final image.
-ARG NODE_IMAGE=node:20-bookworm-slim
+#
+# The base: the newest Node.js LTS line (24) on the current Debian stable (13, trixie; bookworm is
+# oldstable), pinned by digest so that every stage and every rebuild get the same node and glibc: a
+# tag moves whenever it is rebuilt. The digest is that of node:24.18.1-trixie-slim, the
+# multi-platform index (amd64, arm64, ppc64le, s390x).
+# Why 24.18.1 and not a later 24.x: `deps` may compile better-sqlite3 against the image's headers,
+# and those of 24.19 and later compile into it (a node::ObjectWrap addon) a destructor that aborts
+# the process when V8 collects one of its objects outside JavaScript (nodejs/node#65446). Move on
+# when a 24.x release fixes that, or when better-sqlite3 13 (Node-API) replaces 12:
+#   docker buildx imagetools inspect node:24.x.y-trixie-slim    # "Digest:" is the index's digest
+ARG NODE_IMAGE=node:24.18.1-trixie-slim@sha256:ac39e4b5fcb2b1b34b20364fd58b2e898f3bb80731ee6f62a7536f9df3d6aadc
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

@@ -20,7 +20,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
 const final = dockerfile.stages.at(-1)!;
 const ignored = dockerignore(readFileSync(join(root, '.dockerignore'), 'utf8'));
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string>; engines: { node: string } };
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
 };
@@ -119,11 +119,21 @@ describe('Dockerfile', () => {
   it('builds in named stages from one base image, so a native module built in one runs in the last', () => {
     expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
     const bases = new Set(dockerfile.stages.map((s) => s.base));
-    expect([...bases]).toEqual(['node:20-bookworm-slim']);
+    expect(bases.size).toBe(1);
     for (const stage of dockerfile.stages.slice(0, -1)) expect(stage.name).toMatch(/^[a-z][\w-]*$/);
     for (const stage of dockerfile.stages) {
       for (const c of copies(stage)) if (c.from !== undefined) expect(stageNamed(c.from)).not.toBe(stage);
     }
+  });
+
+  it('runs on a release of the newest Node.js line package.json supports, pinned by digest', () => {
+    const base = dockerfile.stages[0]!.base;
+    const m = /^node:(\d+)\.\d+\.\d+-[a-z]+-slim@sha256:[0-9a-f]{64}$/.exec(base);
+    expect(m, base).not.toBeNull();
+    // engines.node is a list of caret ranges, one per supported line: "^20.19.0 || ^22.13.0 || ^24.0.0".
+    const lines = pkg.engines.node.split('||').map((range) => Number(/^\s*\^(\d+)\./.exec(range)?.[1]));
+    expect(lines.every(Number.isInteger), pkg.engines.node).toBe(true);
+    expect(Number(m![1])).toBe(Math.max(...lines));
   });
 
   it('fills node_modules of the final image with npm ci --omit=dev, and runs the production install scripts', () => {
