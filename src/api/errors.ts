@@ -23,6 +23,8 @@ export const API_ERRORS = {
   MESSAGE_TOO_LONG: 400,
   /** Characters the upstream's default alphabet (latin1, ascii) cannot carry. */
   TEXT_NOT_REPRESENTABLE: 400,
+  /** No route (`routes` in the config) takes this destination number for this client: nothing was stored. */
+  NO_ROUTE: 400,
   /** A batch or schedule operation its state does not allow (§3.3, §3.4); the message says which state it needs. */
   INVALID_STATE: 400,
   /** resendDlr, /events/dead: the client has no webhook configured, so it has no events. */
@@ -126,6 +128,7 @@ const FROM_SMPPD: Partial<Record<SmppdError['code'], ApiErrorCode>> = {
   MESSAGE_TOO_LONG: 'MESSAGE_TOO_LONG',
   TEXT_NOT_REPRESENTABLE: 'TEXT_NOT_REPRESENTABLE',
   QUEUE_FULL: 'QUEUE_FULL',
+  NO_ROUTE: 'NO_ROUTE',
 };
 
 /**

@@ -166,7 +166,12 @@ export const bulkRequestSchema = z.strictObject({
 export type BulkRequest = z.output<typeof bulkRequestSchema>;
 
 /** POST /sms/identify body. */
-export const identifySchema = z.strictObject({ message: str().meta({ description: 'The text to analyse.' }) });
+export const identifySchema = z.strictObject({
+  message: str().meta({ description: 'The text to analyse.' }),
+  destinationNumber: destinationNumber.optional().meta({
+    description: 'smppd: the number the text would go to; the answer is for the upstream its route would take now (its alphabet, shift tables and long-message mode). Without it: the route of any number for this client.',
+  }),
+});
 
 const idValue = z.union([z.number().int().min(1), z.string().regex(/^[1-9]\d{0,15}$/)], { error: 'must be a whole number ≥ 1' });
 /** POST /sms/send-now body (when the id is not in the query). */

@@ -9,8 +9,13 @@ import { RepeatingTask } from '../core/repeating-task.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
 import { Acceptor } from '../dispatch/accept.js';
+import type { ComposeSettings } from '../dispatch/compose.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher, type DispatchCounters } from '../dispatch/dispatcher.js';
+import { Failover, type FailoverCounters } from '../dispatch/failover.js';
+import { RouteTable } from '../dispatch/route-table.js';
+import { RouteWatch, Router, type RoutingCounters } from '../dispatch/router.js';
+import { UpstreamAvailability, type UpstreamAvailabilityView } from '../dispatch/upstream-availability.js';
 import { InboundRouting } from '../dispatch/inbound-routing.js';
 import { ReceiptParking, type ParkingCounters } from '../dispatch/receipt-parking.js';
 import { RetentionSweep, type RetentionMetrics } from '../dispatch/retention.js';
@@ -28,7 +33,7 @@ import type { FastifyInstance } from 'fastify';
 import { noEngineMetrics, type EngineMetrics } from '../smpp/engine-metrics.js';
 import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
-import { identify } from '../sms/identify.js';
+import { identify, identifyFor } from '../sms/identify.js';
 import type { SmppdError } from '../core/errors.js';
 import type { OutboxDepth } from '../store/outbox.js';
 import type { Store } from '../store/store.js';
@@ -51,6 +56,8 @@ export interface RunningDaemon {
   outboxDepth(): Promise<OutboxDepth[]>;
   /** Queued and inflight parts, parked receipts (metrics). */
   queue(): Promise<{ queued: number; inflight: number; parked: number; lagSeconds: Record<string, number> }>;
+  /** Each upstream: whether it can send now (a bind bound), and for how long it has not. */
+  upstreams(): UpstreamAvailabilityView[];
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
   /**
@@ -66,7 +73,7 @@ export interface RunningDaemon {
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
 export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & ParkingCounters & HttpMetricsSource & HttpListenerMetrics
-  & AmqpIngressMetrics & RetentionMetrics & {
+  & AmqpIngressMetrics & RetentionMetrics & RoutingCounters & FailoverCounters & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
   rateLimited(client: string, ingress: 'http' | 'amqp'): void;
 };
@@ -143,9 +150,16 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     upstreams: config.upstreams.map((u) => ({ name: u.name, defaultAlphabet: u.defaultAlphabet, receiptIdFormat: u.receiptIdFormat, smscTimeZone: u.smscTimeZone })),
     parking, warnings,
   });
+  // Which upstreams can send, from the binds' states: routes choose by it, failover acts on it.
+  const availability = new UpstreamAvailability(clock, config.upstreams.map((u) => ({ name: u.name, binds: u.binds, failoverAfterMs: u.failoverAfterSeconds * 1000 })));
+  const router = new Router(new RouteTable(config.routes), availability);
+  const routeWatch = new RouteWatch(config.routes, availability, log.child({ component: 'routing' }), deps.metrics);
   const pool = new Pool({
     upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics, warnings,
-    onBindState: (upstream, bind, state, detail) => log.debug({ event: 'bind_state', upstream, bind, state, detail }, 'bind state changed'),
+    onBindState: (upstream, bind, state, detail) => {
+      log.debug({ event: 'bind_state', upstream, bind, state, detail }, 'bind state changed');
+      availability.bindState(upstream, bind, state);
+    },
   });
   deps.onPool?.(pool);
   const dispatcher = new Dispatcher({
@@ -153,26 +167,37 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { counters: deps.metrics } : {}),
     upstreams: config.upstreams.map((u, i) => dispatcherUpstream(u, upstreams[i])),
     clients: clientWeights(config.clients),
+    // A failed-over upstream is handed nothing: its queued messages move to another.
+    usable: (upstream) => !availability.failedOver(upstream),
   });
-  const sendsTo = config.upstreams[0];
+  availability.onChange((upstream, available) => {
+    routeWatch.changed(upstream, available);
+    if (available) dispatcher.wake();
+  });
   const acceptor = new Acceptor({
     store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
     admit: (upstream) => dispatcher.admit(upstream),
     clientMaxQueued: clientMaxQueued(config.clients),
-    ...(sendsTo ? { drainPerSecond: sendsTo.ratePerBind * sendsTo.binds } : {}),
-    upstreams: config.upstreams.map((u) => ({
-      name: u.name,
-      compose: {
-        defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
-        udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
-      },
-    })),
+    drainPerSecond: config.upstreams.reduce((sum, u) => sum + u.ratePerBind * u.binds, 0),
+    router, ...(deps.metrics ? { counters: deps.metrics } : {}),
+    upstreams: config.upstreams.map((u) => ({ name: u.name, compose: composeSettings(u) })),
   });
+  const failover = new Failover({
+    store, pool, availability, router, clock, log: log.child({ component: 'failover' }), warnings,
+    compose: (upstream, message) => acceptor.composeFor(upstream, message),
+    upstreams: config.upstreams.map((u) => u.name),
+    onMoved: () => dispatcher.wake(),
+    ...(deps.metrics ? { counters: deps.metrics } : {}),
+  });
+  const identifyRules = new Map(config.upstreams.map((u) => [u.name, {
+    defaultAlphabet: u.defaultAlphabet, nationalShift: u.nationalLanguageShift, longMessages: u.longMessages, udhReferenceBits: u.udhReference,
+  }]));
   const health = new Health(() => {
     const binds = pool.stats();
     return {
       storeOpen,
       upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds, bound: binds.filter((b) => b.upstream === u.name && b.state === 'bound').length })),
+      routes: config.routes,
     };
   });
   const authenticator = new Authenticator(config.clients);
@@ -185,7 +210,13 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     })
     : undefined;
   const http = buildHttpServer({
-    acceptor, store, identify, clock, log, // the server names its own component
+    acceptor, store, clock, log, // the server names its own component
+    identify: (text, client, destination) => {
+      // The upstream a send would take now; with no route for it, the text as the defaults see it.
+      const choice = router.explain(destination ?? '', client);
+      const rules = choice ? identifyRules.get(choice.upstream) : undefined;
+      return rules ? identifyFor(text, rules) : identify(text);
+    },
     authenticator, rateLimiter, health,
     ...(deps.metrics && !metricsListen ? { metrics: deps.metrics } : {}),
     ...(deps.metrics ? { onRequestDone: deps.metrics.httpRequest.bind(deps.metrics) } : {}),
@@ -211,6 +242,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
 
   pool.start();
   await dispatcher.start();
+  failover.start();
   parking.start();
   retention?.start();
   events.start();
@@ -249,6 +281,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       const lagSeconds = Object.fromEntries(config.upstreams.map((u, i) => [u.name, since[i] == null ? 0 : Math.max(0, now - since[i]) / 1000]));
       return { queued: c.queued, inflight: c.inflight, parked: c.parked, lagSeconds };
     },
+    upstreams: () => availability.view(),
     ...(metricsHttp ? { metricsHttp } : {}),
     health,
     reloadClients(clients) {
@@ -272,6 +305,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await http.close();
         // The queue next: sends under way commit and are acked, held messages go back to the queue.
         await amqpIngress?.stop();
+        await failover.stop();
         const settled = dispatcher.stop();
         await pool.stop(config.shutdown.drainSeconds * 1000);
         await settled;
@@ -289,6 +323,13 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       })();
       return stopping;
     },
+  };
+}
+
+function composeSettings(u: SmppdConfig['upstreams'][number]): ComposeSettings {
+  return {
+    defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
+    udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
   };
 }
 

@@ -78,6 +78,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
   const metrics = new Metrics(() => pool?.stats() ?? [], {
     readOutbox: async () => (await daemon?.outboxDepth()) ?? [],
     readQueue: async () => (await daemon?.queue()) ?? { queued: 0, inflight: 0, parked: 0 },
+    readUpstreams: () => daemon?.upstreams() ?? [],
   });
 
   try {

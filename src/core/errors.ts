@@ -27,6 +27,8 @@ export const ErrorCode = {
   MESSAGE_TOO_LONG: 'MESSAGE_TOO_LONG',
   /** Characters the upstream's default alphabet (latin1, ascii) cannot carry. */
   TEXT_NOT_REPRESENTABLE: 'TEXT_NOT_REPRESENTABLE',
+  /** No route (`routes[]`) matches the destination for the client: nothing was stored. */
+  NO_ROUTE: 'NO_ROUTE',
   /** A batch or schedule asked for a state change its current state does not allow ('only active batches can be paused'). */
   INVALID_STATE_TRANSITION: 'INVALID_STATE_TRANSITION',
   /** Messages appended to a batch that does not exist (for this client). */

@@ -9,11 +9,16 @@ import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
 import type { ClaimedMessage } from '../store/claims.js';
-import type { Accepted, MessageIntake, NewBatch, NewMessage, StoredPartBody } from '../store/intake.js';
+import type { Accepted, MessageIntake, NewMessage } from '../store/intake.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
-import { MessageComposer, type ComposedMessage, type ComposeSettings } from './compose.js';
+import { BulkWriter } from './bulk-writer.js';
+import { MessageComposer, partBodies, type ComposedMessage, type ComposeSettings, type OutgoingMessage } from './compose.js';
 import type { Admission } from './dispatcher.js';
-import { QueueRoom, type Reservation } from './queue-room.js';
+import { QueueRoom } from './queue-room.js';
+import { RouteTable, type RouteSpec } from './route-table.js';
+import { noRoutingCounters, Router, type RoutingCounters } from './router.js';
+
+export { BulkWriter } from './bulk-writer.js';
 
 /** What every send names, single or bulk (the provider's sendSms / bulkRequest fields). */
 export interface SendCommon {
@@ -39,14 +44,21 @@ export interface AcceptorUpstream {
 
 export interface AcceptorOptions {
   store: MessageIntake;
-  /** The first is where sends go (per-client routing can choose another later). */
+  /** Every upstream a route may name, with how a text is composed for it. */
   upstreams: AcceptorUpstream[];
+  /**
+   * Where each send goes (`routes`). Default: every upstream, in order, as one failover route for
+   * every number, each counted available (so the first takes every send).
+   */
+  router?: Router;
+  /** Messages accepted per route and upstream. */
+  counters?: Pick<RoutingCounters, 'routed'>;
   clock: Clock;
   /** Queued parts of all clients, at most: a send that would pass it is refused with QUEUE_FULL (429) (`limits.maxQueued`). */
   maxQueued: number;
   /** Each client's own cap on its queued parts (`clients[].maxQueued`); a client not in it has none. `setClientMaxQueued` replaces it. */
   clientMaxQueued?: ReadonlyMap<string, number>;
-  /** Parts a second the first upstream sends at most (binds × ratePerBind; 0: no limit), for Retry-After. Default 0. */
+  /** Parts a second the upstreams send at most (binds × ratePerBind, summed; 0: no limit), for Retry-After. Default 0. */
   drainPerSecond?: number;
   /** Message ids; time-ordered UUIDs (version 7) by default. */
   newId?: () => string;
@@ -66,15 +78,15 @@ export class Acceptor {
   readonly #clock: Clock;
   readonly #room: QueueRoom;
   readonly #newId: () => string;
-  readonly #upstream: string;
-  readonly #composer: MessageComposer;
+  readonly #router: Router;
+  readonly #composers: ReadonlyMap<string, MessageComposer>;
+  readonly #counters: Pick<RoutingCounters, 'routed'>;
   readonly #onAccepted: () => void;
   readonly #wantsEvents: (client: string) => boolean;
   readonly #admit: ((upstream: string) => Admission) | undefined;
 
   constructor(o: AcceptorOptions) {
-    const first = o.upstreams[0];
-    if (!first) throw new SmppdError(ErrorCode.INTERNAL, 'an Acceptor needs at least one upstream');
+    if (o.upstreams.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'an Acceptor needs at least one upstream');
     this.#store = o.store;
     this.#clock = o.clock;
     this.#room = new QueueRoom({
@@ -82,8 +94,10 @@ export class Acceptor {
       ...(o.clientMaxQueued ? { clientMaxQueued: o.clientMaxQueued } : {}), ...(o.drainPerSecond !== undefined ? { drainPerSecond: o.drainPerSecond } : {}),
     });
     this.#newId = o.newId ?? (() => uuidV7(this.#clock.wallNow()));
-    this.#upstream = first.name;
-    this.#composer = new MessageComposer(first.compose);
+    // One composer per upstream: each rotates its own concatenation reference.
+    this.#composers = new Map(o.upstreams.map((u) => [u.name, new MessageComposer(u.compose)]));
+    this.#router = o.router ?? everyUpstreamInOrder(o.upstreams.map((u) => u.name));
+    this.#counters = o.counters ?? noRoutingCounters;
     this.#onAccepted = o.onAccepted ?? (() => {});
     this.#wantsEvents = o.wantsEvents ?? (() => false);
     this.#admit = o.store.claimsOnAccept === true ? o.admit : undefined;
@@ -99,22 +113,25 @@ export class Acceptor {
    * QUEUE_FULL when its parts would pass a cap on queued parts (`QueueRoom`).
    */
   async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
-    const message = this.#message(req, req.destination);
+    const target = this.#target(req.destination, req.client);
+    const message = this.#messageOf(req, req.destination, this.#compose(req, target.upstream), target);
     const room = await this.#room.reserve(req.client, message.parts.length);
     const now = this.#clock.wallNow();
     try {
       if (req.schedule === undefined) {
         // Handed to the pool from its accept, it was never queued: its room is given back.
         if (!(await this.#acceptLoose(message, now))) room.stored(message.parts.length);
+        this.#counters.routed(target.route.name, target.upstream);
         return { messageId: message.id, batchId: null };
       }
       const accepted = await this.#store.accept({
         messages: [message],
         now,
-        batch: this.#batch(req, 'single', message),
+        batch: { client: req.client, senderId: req.senderId, reqType: 'single', messageType: message.encoding, campaignName: req.campaignName ?? null },
         schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
       });
       room.stored(message.parts.length);
+      this.#counters.routed(target.route.name, target.upstream);
       this.#onAccepted();
       return { messageId: message.id, batchId: accepted.batchId };
     } finally {
@@ -146,44 +163,87 @@ export class Acceptor {
   }
 
   /**
-   * A bulk job: the text is composed once and checked before any number is stored, and the
-   * request is refused (QUEUE_FULL) when a cap on queued parts is already reached. Once its
-   * numbers are counted, `BulkWriter.reserve` holds room for all their parts or refuses the job
-   * whole; they are then added in chunks (`add`), each committed before `add` resolves. The batch
-   * exists from the first chunk on. A text of one part is the same bytes for every number and is
-   * not composed again; a longer one is, for its own concatenation reference (two long messages
-   * to one number must not share one), in as many parts.
+   * A bulk job: the text is composed once per upstream the client's routes may take and checked
+   * before any number is stored, and the request is refused (QUEUE_FULL) when a cap on queued
+   * parts is already reached. Once its numbers are counted, `BulkWriter.reserve` holds room for
+   * all their parts or refuses the job whole; they are then added in chunks (`add`), each routed
+   * and committed before `add` resolves. The batch exists from the first chunk on. A text of one
+   * part is the same bytes for every number of an upstream and is not composed again; a longer
+   * one is, for its own concatenation reference (two long messages to one number must not share
+   * one), in as many parts.
    */
   async startBulk(common: SendCommon): Promise<BulkWriter> {
-    const probe = this.#compose(common);
+    const probes = new Map<string, ComposedMessage>();
+    const refusals = new Map<string, unknown>();
+    for (const upstream of this.#upstreamsOf(common.client)) {
+      try {
+        probes.set(upstream, this.#compose(common, upstream));
+      } catch (e) {
+        refusals.set(upstream, e);
+      }
+    }
+    const sample = probes.values().next().value;
+    // Sendable through none of them: the first refusal says why (an upstream's rules, or the text).
+    if (sample === undefined) throw refusals.values().next().value ?? new SmppdError(ErrorCode.NO_ROUTE, 'no route applies to this client');
     (await this.#room.reserve(common.client, 0)).release();
-    const make = probe.parts.length === 1
-      ? (destination: string) => this.#messageOf(common, destination, probe)
-      : (destination: string) => this.#message(common, destination);
+    const make = (destination: string): NewMessage => {
+      const target = this.#target(destination, common.client);
+      const probe = probes.get(target.upstream);
+      if (probe === undefined) throw refusals.get(target.upstream) ?? new SmppdError(ErrorCode.INTERNAL, `no composition for upstream ${target.upstream}`);
+      return this.#messageOf(common, destination, probe.parts.length === 1 ? probe : this.#compose(common, target.upstream), target);
+    };
     return new BulkWriter({
-      store: this.#store, clock: this.#clock, room: this.#room, make, partsPerMessage: probe.parts.length,
-      batch: this.#batch(common, 'bulk', this.#messageOf(common, '0', probe)), common, onAccepted: this.#onAccepted,
+      store: this.#store, clock: this.#clock, room: this.#room, make,
+      routable: (destination) => this.#router.route(destination, common.client) !== undefined,
+      partsPerMessage: Math.max(...[...probes.values()].map((p) => p.parts.length)),
+      batch: { client: common.client, senderId: common.senderId, reqType: 'bulk', messageType: sample.encoding, campaignName: common.campaignName ?? null },
+      common, onAccepted: this.#onAccepted,
+      onStored: (messages) => { for (const m of messages) this.#counters.routed(m.route ?? '', m.upstream); },
     });
   }
 
-  #message(req: SendCommon, destination: string): NewMessage {
-    return this.#messageOf(req, destination, this.#compose(req));
+  /**
+   * `message` composed for `upstream` (a failover moving it there), with the same composer, and
+   * so the same rotation of concatenation references, as new sends; throws the compose errors.
+   */
+  composeFor(upstream: string, message: Omit<OutgoingMessage, 'destination'>): ComposedMessage {
+    const composer = this.#composers.get(upstream);
+    if (!composer) throw new SmppdError(ErrorCode.INTERNAL, `upstream ${upstream} is not configured`);
+    return composer.compose({ ...message, destination: '' });
   }
 
-  /** The parts of `req`'s text for its upstream; throws VALIDATION and the compose errors. */
-  #compose(req: SendCommon): ComposedMessage {
+  /** The route and the upstream a send of `destination` by `client` takes now; throws NO_ROUTE. */
+  #target(destination: string, client: string): Target {
+    const route = this.#router.route(destination, client);
+    if (!route) throw new SmppdError(ErrorCode.NO_ROUTE, `destinationNumber: no route takes ${destination} for this client`);
+    return { route, upstream: this.#router.upstreamFor(route) };
+  }
+
+  /** Every upstream a route that applies to `client` names. */
+  #upstreamsOf(client: string): Set<string> {
+    const names = new Set<string>();
+    for (const r of this.#router.table.routes) {
+      if (r.clients === undefined || r.clients.includes(client)) for (const u of r.upstreams) names.add(u);
+    }
+    return names;
+  }
+
+  /** The parts of `req`'s text for `upstream`; throws VALIDATION and the compose errors. */
+  #compose(req: SendCommon, upstream: string): ComposedMessage {
     const hours = req.expiryHour;
     if (hours !== undefined && (!Number.isInteger(hours) || hours < 1 || hours > MAX_VALIDITY_HOURS)) {
       throw new SmppdError(ErrorCode.VALIDATION, `expiryHour must be a whole number from 1 to ${MAX_VALIDITY_HOURS}`);
     }
+    const composer = this.#composers.get(upstream);
+    if (!composer) throw new SmppdError(ErrorCode.INTERNAL, `a route names upstream ${upstream}, which is not configured`);
     // The destination is not part of what is composed: the message carries its own.
-    return this.#composer.compose({
+    return composer.compose({
       source: req.senderId, destination: '', text: req.message, messageType: req.messageType,
       ...(hours !== undefined ? { validityHours: hours } : {}),
     });
   }
 
-  #messageOf(req: SendCommon, destination: string, composed: ComposedMessage): NewMessage {
+  #messageOf(req: SendCommon, destination: string, composed: ComposedMessage, target: Target): NewMessage {
     const hours = req.expiryHour;
     const first = composed.parts[0]!;
     const now = this.#clock.wallNow();
@@ -191,7 +251,8 @@ export class Acceptor {
       id: this.#newId(),
       client: req.client,
       events: this.#wantsEvents(req.client),
-      upstream: this.#upstream,
+      upstream: target.upstream,
+      route: target.route.name,
       source: req.senderId,
       destination,
       text: req.message,
@@ -206,19 +267,10 @@ export class Acceptor {
       validityPeriod: first.validityPeriod,
       expiresAt: hours === undefined ? null : (req.schedule?.runAt ?? now) + hours * 3_600_000,
       notBefore: null,
-      parts: composed.parts.map((p): StoredPartBody => ({
-        dataCoding: p.dataCoding,
-        esmClass: p.esmClass,
-        shortMessage: p.shortMessage,
-        ...(p.tlvs?.sarMsgRefNum !== undefined ? { sar: { refNum: p.tlvs.sarMsgRefNum, total: p.tlvs.sarTotalSegments ?? 0, seq: p.tlvs.sarSegmentSeqnum ?? 0 } } : {}),
-        ...(p.tlvs?.messagePayload ? { messagePayload: p.tlvs.messagePayload } : {}),
-      })),
+      parts: partBodies(composed),
     };
   }
 
-  #batch(req: SendCommon, reqType: string, sample: NewMessage): NewBatch {
-    return { client: req.client, senderId: req.senderId, reqType, messageType: sample.encoding, campaignName: req.campaignName ?? null };
-  }
 }
 
 /** A message as a claim would return it right after its accept: every part, none tried yet. */
@@ -230,85 +282,14 @@ export function claimedOf(m: NewMessage): ClaimedMessage {
   };
 }
 
-interface BulkWriterParts {
-  store: MessageIntake;
-  clock: Clock;
-  room: QueueRoom;
-  make: (destination: string) => NewMessage;
-  /** Parts of each message: the same for every number (the text decides it). */
-  partsPerMessage: number;
-  batch: NewBatch;
-  common: SendCommon;
-  onAccepted: () => void;
+
+interface Target {
+  route: RouteSpec;
+  upstream: string;
 }
 
-/** Adds the numbers of one bulk job in committed chunks, within the room it reserved for them. */
-export class BulkWriter {
-  readonly #o: BulkWriterParts;
-  #batchId: number | null = null;
-  #scheduleId: number | null = null;
-  #count = 0;
-  #room: Reservation | undefined;
-  #reserved = 0;
-
-  constructor(o: BulkWriterParts) {
-    this.#o = o;
-  }
-
-  get batchId(): number | null {
-    return this.#batchId;
-  }
-
-  get scheduleId(): number | null {
-    return this.#scheduleId;
-  }
-
-  get count(): number {
-    return this.#count;
-  }
-
-  /** Parts each number becomes. */
-  get partsPerMessage(): number {
-    return this.#o.partsPerMessage;
-  }
-
-  /**
-   * Holds room for `numbers` messages (their parts) before any is stored, or throws QUEUE_FULL:
-   * the job is refused whole. Once only; `add` stores at most that many.
-   */
-  async reserve(numbers: number): Promise<void> {
-    if (this.#room) throw new SmppdError(ErrorCode.INTERNAL, 'a bulk job reserves its room once');
-    this.#room = await this.#o.room.reserve(this.#o.common.client, numbers * this.#o.partsPerMessage);
-    this.#reserved = numbers;
-  }
-
-  /** Stores one chunk of valid, already de-duplicated numbers, within the reserved room. */
-  async add(destinations: readonly string[]): Promise<void> {
-    const room = this.#room;
-    if (!room || this.#count + destinations.length > this.#reserved) {
-      throw new SmppdError(ErrorCode.INTERNAL, `a bulk job stores only the numbers it reserved room for (${this.#reserved})`);
-    }
-    if (destinations.length === 0 && this.#batchId !== null) return;
-    const messages = destinations.map((d) => this.#o.make(d));
-    const now = this.#o.clock.wallNow();
-    if (this.#batchId === null) {
-      const s = this.#o.common.schedule;
-      const accepted = await this.#o.store.accept({
-        messages, now, batch: this.#o.batch,
-        ...(s ? { schedule: { client: this.#o.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
-      });
-      this.#batchId = accepted.batchId;
-      this.#scheduleId = accepted.scheduleId;
-    } else {
-      await this.#o.store.accept({ messages, now, batchId: this.#batchId });
-    }
-    room.stored(messages.length * this.#o.partsPerMessage);
-    this.#count += messages.length;
-    this.#o.onAccepted();
-  }
-
-  /** Gives back the room of numbers not stored (the job failed or stored fewer). Call once the job is over, whatever its end. */
-  close(): void {
-    this.#room?.release();
-  }
+/** Without `routes`: every upstream, in file order, one failover route for every number. */
+function everyUpstreamInOrder(upstreams: readonly string[]): Router {
+  const table = new RouteTable([{ name: 'default', prefixes: [''], upstreams, strategy: 'failover', weights: upstreams.map(() => 1) }]);
+  return new Router(table, { available: () => true });
 }

@@ -7,6 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { SubmitPart } from '../smpp/part-outcome.js';
+import type { StoredPartBody } from '../store/intake.js';
 import type { Tlvs } from '../smpp/pdu.js';
 import { encodeMessage, type EncodeError, type Encoding, type LongMessageMode, type MessageType } from '../sms/segment.js';
 import { DEFAULT_SOURCE_ADDRESSING, checkSenderId, type SourceAddressing, type TonNpi } from '../sms/sender-id.js';
@@ -112,6 +113,17 @@ export function buildSubmitSm(a: SubmitAddressing, body: PartBody): SubmitPart {
     shortMessage: body.shortMessage,
     ...(Object.keys(tlvs).length > 0 ? { tlvs } : {}),
   };
+}
+
+/** The parts of a composed message as the store keeps them. */
+export function partBodies(composed: ComposedMessage): StoredPartBody[] {
+  return composed.parts.map((p): StoredPartBody => ({
+    dataCoding: p.dataCoding,
+    esmClass: p.esmClass,
+    shortMessage: p.shortMessage,
+    ...(p.tlvs?.sarMsgRefNum !== undefined ? { sar: { refNum: p.tlvs.sarMsgRefNum, total: p.tlvs.sarTotalSegments ?? 0, seq: p.tlvs.sarSegmentSeqnum ?? 0 } } : {}),
+    ...(p.tlvs?.messagePayload ? { messagePayload: p.tlvs.messagePayload } : {}),
+  }));
 }
 
 const ERROR_CODES: Readonly<Record<EncodeError['code'], ErrorCode>> = {

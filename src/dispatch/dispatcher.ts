@@ -81,6 +81,12 @@ export interface DispatcherOptions {
    * Default: none. `setClients` replaces them.
    */
   clients?: ReadonlyArray<ClientWeight>;
+  /**
+   * Whether an upstream takes work now: an upstream that failed over (no bind up for its
+   * `failoverAfterSeconds`) is handed nothing, its queued messages move to another. Call `wake`
+   * when one takes work again. Default: every upstream does.
+   */
+  usable?: (upstream: string) => boolean;
 }
 
 /** A client's share of the binds against the others' while both have messages ready. */
@@ -132,7 +138,7 @@ export class Dispatcher {
 
   constructor(o: DispatcherOptions) {
     const { warnings, clients = [], ...rest } = o;
-    this.#o = { pollMs: 250, claimBatch: 500, counters: noCounters, ...rest };
+    this.#o = { pollMs: 250, claimBatch: 500, counters: noCounters, usable: () => true, ...rest };
     this.#ownWarnings = warnings === undefined;
     this.#warnings = warnings ?? new WarningThrottle(o.clock);
     this.#weights = weightsOf(clients);
@@ -192,7 +198,7 @@ export class Dispatcher {
   admit(upstream: string): Admission {
     const lane = this.#lanes.get(upstream);
     if (lane === undefined) return QUEUED;
-    if (!this.#stopped && lane.caughtUp && roomOf(lane) > 0 && this.#o.pool.accepting(upstream)) {
+    if (!this.#stopped && lane.caughtUp && roomOf(lane) > 0 && this.#o.pool.accepting(upstream) && this.#o.usable(upstream)) {
       lane.inPool++;
       lane.unrecorded++;
       let end!: () => void;
@@ -273,7 +279,7 @@ export class Dispatcher {
     // up then, and the next settled message or wake-up claims again.
     for (;;) {
       const room = roomOf(lane);
-      if (this.#stopped || !pool.accepting(name) || room <= 0) {
+      if (this.#stopped || !pool.accepting(name) || room <= 0 || !this.#o.usable(name)) {
         lane.caughtUp = false;
         return;
       }

@@ -33,7 +33,7 @@ export function partResult(part: number, priorAttempts: number, o: PartOutcome |
       };
     }
     case 'unsent':
-      return o.reason === 'stopped'
+      return o.reason === 'stopped' || o.reason === 'withdrawn'
         ? { part, kind: 'requeue', notBefore: now }
         : { part, kind: 'final', status: 'FAILED', reason: 'not sent: an earlier part of the message failed', attempts: priorAttempts };
   }

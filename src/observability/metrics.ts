@@ -64,12 +64,38 @@ export class Metrics {
   readonly #rateLimited: Counter<'client' | 'ingress'>;
   readonly #amqpConnected: Gauge;
   readonly #pruned: Counter<'kind'>;
+  readonly #routed: Counter<'route' | 'upstream'>;
+  readonly #routeFailovers: Counter<'route' | 'from' | 'to'>;
+  readonly #failoverMoved: Counter<'from' | 'to'>;
 
   constructor(
     readBinds: () => BindReading[],
-    options: { processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]>; readQueue?: () => Promise<QueueReading> } = {},
+    options: {
+      processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]>; readQueue?: () => Promise<QueueReading>;
+      /** Each upstream: available while a bind of it is bound. */
+      readUpstreams?: () => ReadonlyArray<{ name: string; available: boolean }>;
+    } = {},
   ) {
     const r = this.registry;
+    this.#routed = new Counter({ name: 'smppd_route_sends_total', help: 'messages accepted, by the route they took and the upstream it chose', labelNames: ['route', 'upstream'], registers: [r] });
+    this.#routeFailovers = new Counter({
+      name: 'smppd_route_failovers_total', help: 'times a route\'s sends moved from an upstream that became unavailable to another (to="none": none was left)',
+      labelNames: ['route', 'from', 'to'], registers: [r],
+    });
+    this.#failoverMoved = new Counter({
+      name: 'smppd_failover_moved_total', help: 'queued messages moved from an upstream unavailable for its failoverAfterSeconds to the next upstream of their route',
+      labelNames: ['from', 'to'], registers: [r],
+    });
+    const readUpstreams = options.readUpstreams;
+    if (readUpstreams) {
+      new Gauge({
+        name: 'smppd_upstream_available', help: '1 while at least one bind of the upstream is bound (it takes sends), else 0', labelNames: ['upstream'], registers: [r],
+        collect() {
+          this.reset();
+          for (const u of readUpstreams()) this.set({ upstream: u.name }, u.available ? 1 : 0);
+        },
+      });
+    }
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: r, prefix: 'smppd_' });
     this.#responses = new Counter({ name: 'smppd_submit_responses_total', help: 'submit_sm answers by command_status name', labelNames: ['upstream', 'status'], registers: [r] });
     this.#latency = new Histogram({
@@ -219,6 +245,18 @@ export class Metrics {
   response(upstream: string, status: string, latencyMs: number): void {
     this.#responses.inc({ upstream, status });
     this.#latency.observe({ upstream }, latencyMs / 1000);
+  }
+
+  routed(route: string, upstream: string): void {
+    this.#routed.inc({ route, upstream });
+  }
+
+  routeFailover(route: string, from: string, to: string): void {
+    this.#routeFailovers.inc({ route, from, to });
+  }
+
+  failoverMoved(from: string, to: string, messages: number): void {
+    this.#failoverMoved.inc({ from, to }, messages);
   }
 
   uncertain(upstream: string, cause: 'timeout' | 'connection_lost'): void {

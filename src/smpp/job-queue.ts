@@ -87,6 +87,12 @@ export class JobQueue<T extends Queued> {
     return this.#delayed[0]?.at;
   }
 
+  /** Every queued job (ready or delayed), without removing any. */
+  queued(): T[] {
+    const live = (e: Entry<T>): boolean => e.job.ticket === e.ticket;
+    return [...this.#front.filter(live), ...this.#back.slice(this.#head).filter(live), ...this.#delayed.filter(live)].map((e) => e.job);
+  }
+
   /** Removes and returns every queued job. */
   drainAll(): T[] {
     const all: T[] = [];

@@ -25,8 +25,12 @@ export type PartOutcome =
    * may not have gone out.
    */
   | { kind: 'uncertain'; cause: 'timeout' | 'connection_lost'; attempts: number; why: UncertainWhy }
-  /** Never written: the pool stopped, or an earlier part of the message failed. */
-  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' };
+  /**
+   * Never written (or, for a part whose earlier attempts were uncertain, not written again): the
+   * pool stopped, an earlier part of the message failed, or the message was withdrawn for another
+   * upstream ('withdrawn': its upstream has no bind up).
+   */
+  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' | 'withdrawn' };
 
 export interface MessageOutcome {
   parts: PartOutcome[];

@@ -80,6 +80,11 @@ export class Pool {
     return [...this.#upstreams.values()].flatMap((u) => u.stats());
   }
 
+  /** `upstream`'s queued messages that have no part accepted go back to their callers ('withdrawn'); how many. */
+  withdrawUnstarted(upstream: string): number {
+    return this.#get(upstream).withdrawUnstarted();
+  }
+
   /** Graceful stop: no new work, outstanding responses awaited up to `drainMs`, unbind, close. */
   async stop(drainMs: number): Promise<void> {
     await Promise.all([...this.#upstreams.values()].map((u) => u.stop(drainMs)));

@@ -154,6 +154,22 @@ export class UpstreamPool extends EventEmitter {
     return this.#binds.map((b) => b.stats());
   }
 
+  /**
+   * Gives back the queued messages none of whose parts the SMSC has accepted yet, each part
+   * 'withdrawn', so that they can go through another upstream (all of a message's parts go through
+   * one). A message with a part accepted stays. Returns how many were given back.
+   */
+  withdrawUnstarted(): number {
+    let n = 0;
+    for (const job of this.#queue.queued()) {
+      if (job.index !== 0 || job.inFlight || job.awaitingLate) continue;
+      this.#finishRest(job, { kind: 'unsent', reason: 'withdrawn' });
+      n++;
+    }
+    if (n > 0) this.#pump();
+    return n;
+  }
+
   // --- sending ---------------------------------------------------------------------------------
 
   #pump(): void {

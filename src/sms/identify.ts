@@ -4,7 +4,7 @@
  * an em dash, the ellipsis character, any emoji) makes the whole message UNICODE.
  */
 import { gsm7Septets } from './gsm7.js';
-import { segmentLimits, splitText, type Encoding } from './segment.js';
+import { encodeMessage, segmentLimits, splitText, type EncodeOptions, type Encoding, type LongMessageMode } from './segment.js';
 
 export interface IdentifyResult {
   /** The text, echoed. */
@@ -35,5 +35,39 @@ export function identify(text: string): IdentifyResult {
     smscount,
     charCount,
     charLimit: smscount === 1 ? limits.single : limits.perPart,
+  };
+}
+
+/** An upstream's rules for composing text (`upstreams[]`: defaultAlphabet, shift tables, longMessages, udhReference, maxParts). */
+export interface IdentifyRules {
+  readonly defaultAlphabet: EncodeOptions['defaultAlphabet'];
+  readonly nationalShift: boolean;
+  readonly longMessages: LongMessageMode;
+  readonly udhReferenceBits: 8 | 16;
+}
+
+/**
+ * Identifies `text` as it would be sent through an upstream with `rules`: the encoding and the
+ * number of parts come from the encoder itself (shift tables that keep a text GSM-7, SAR or
+ * message_payload instead of UDH), so smscount is what the SMSC will be sent. A text the
+ * upstream cannot carry at all is identified with the default rules.
+ */
+export function identifyFor(text: string, rules: IdentifyRules): IdentifyResult {
+  const encoded = encodeMessage(text, {
+    messageType: 'AUTO', defaultAlphabet: rules.defaultAlphabet, nationalShift: rules.nationalShift,
+    longMessages: rules.longMessages, udhReferenceBits: rules.udhReferenceBits, maxParts: 255, reference: 0,
+  });
+  if (!encoded.ok) return identify(text);
+  const messageType = encoded.encoding;
+  const charCount = messageType === 'GSM-7' ? (gsm7Septets(text) ?? text.length) : text.length;
+  const smscount = encoded.parts.length;
+  // SAR and message_payload carry no UDH: every part holds what a single message does.
+  const limits = rules.longMessages === 'udh' ? segmentLimits(messageType, rules.udhReferenceBits) : segmentLimits(messageType);
+  return {
+    message: text,
+    messageType,
+    smscount,
+    charCount,
+    charLimit: smscount === 1 || rules.longMessages !== 'udh' ? limits.single : limits.perPart,
   };
 }

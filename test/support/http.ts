@@ -15,6 +15,7 @@ import type { ComposeSettings } from '../../src/dispatch/compose.js';
 import { DEFAULT_LISTENER } from '../../src/ingress/http/listener.js';
 import { buildHttpServer, type HttpListenerSettings } from '../../src/ingress/http/server.js';
 import { identify } from '../../src/sms/identify.js';
+import type { Readiness } from '../../src/observability/health.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AcceptRequest, NewMessage } from '../../src/store/intake.js';
 import type { Store } from '../../src/store/store.js';
@@ -105,7 +106,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
   });
   const logs: string[] = [];
   const wakes = { count: 0 };
-  const health = { current: { ready: true, reasons: [] as string[] } };
+  const health = { current: { ready: true, reasons: [] as string[], upstreams: [] as Readiness['upstreams'] } };
   const requests: string[] = [];
   // What the listener refused before a route ran (errorCode or MAX_CONNECTIONS), and its open connections.
   const refused: string[] = [];

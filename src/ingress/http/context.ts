@@ -74,8 +74,11 @@ export interface HttpServerDeps {
   store: HttpStore;
   /** Webhooks: resendDlr and the dead events. */
   events: HttpEvents;
-  /** POST /sms/identify (the domain's `identify`). */
-  identify: (text: string) => IdentifyResult;
+  /**
+   * POST /sms/identify: the text as the upstream that `destination` (absent: any number) would
+   * route to now for `client` would send it (the domain's `identify` with that upstream's rules).
+   */
+  identify: (text: string, client: string, destination?: string) => IdentifyResult;
   /** Who may call (config `clients`). Names and tokens unique (the config checks it). */
   clients: readonly ApiClient[];
   /** Wall time for schedules and state changes; the listener's body deadlines (monotonic time and one sweep timer). */

@@ -22,7 +22,8 @@ export function registerHealthRoutes(app: FastifyInstance, health: HttpHealth | 
   if (health) {
     app.get('/readyz', async (_request, reply) => {
       const r = health.readiness();
-      return reply.code(r.ready ? 200 : 503).send(r.ready ? { status: 'ready' } : { status: 'not ready', reasons: r.reasons });
+      // Which upstreams can send: `smppd route` reads it to say where a send would go now.
+      return reply.code(r.ready ? 200 : 503).send(r.ready ? { status: 'ready', upstreams: r.upstreams } : { status: 'not ready', reasons: r.reasons, upstreams: r.upstreams });
     });
   }
   if (metrics) registerMetricsRoute(app, metrics);

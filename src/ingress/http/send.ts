@@ -19,5 +19,9 @@ export function registerSendRoutes(app: FastifyInstance, ctx: RouteContext): voi
     return reply.type('text/plain; charset=utf-8').send(messageId);
   });
 
-  app.post('/sms/identify', async (request) => identify(parseInput(identifySchema, request.body).message));
+  app.post('/sms/identify', async (request) => {
+    const client = ctx.auth.clientOf(request);
+    const body = parseInput(identifySchema, request.body);
+    return identify(body.message, client.name, body.destinationNumber);
+  });
 }

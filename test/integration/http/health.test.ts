@@ -18,11 +18,12 @@ describe('health and metrics endpoints', () => {
   });
 
   it('/readyz is 200 when ready and 503 with the reasons when not, without a token', async () => {
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
-    h.health.current = { ready: false, reasons: ['upstream sim: no bind bound (0 of 2)', 'stopping'] };
+    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready', upstreams: [] });
+    const upstreams = [{ name: 'sim', available: false, bound: 0, binds: 2 }];
+    h.health.current = { ready: false, reasons: ['route default: no upstream available (sim 0 of 2 binds bound)', 'stopping'], upstreams };
     const res = await h.app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ status: 'not ready', reasons: ['upstream sim: no bind bound (0 of 2)', 'stopping'] });
+    expect(res.json()).toEqual({ status: 'not ready', reasons: ['route default: no upstream available (sim 0 of 2 binds bound)', 'stopping'], upstreams });
   });
 
   it('/metrics serves the Prometheus text without a token', async () => {

@@ -1,0 +1,119 @@
+/**
+ * The numbers of one sendbulk job, stored in committed chunks within the room reserved for them
+ * up front (`QueueRoom`): the job is refused whole when its parts do not fit, never half stored.
+ */
+import type { Clock } from '../core/clock.js';
+import { ErrorCode, SmppdError } from '../core/errors.js';
+import type { MessageIntake, NewBatch, NewMessage } from '../store/intake.js';
+import type { SendCommon } from './accept.js';
+import type { QueueRoom, Reservation } from './queue-room.js';
+
+export interface BulkWriterParts {
+  store: MessageIntake;
+  clock: Clock;
+  room: QueueRoom;
+  /** The message of one number, routed and composed; throws NO_ROUTE or a compose error. */
+  make: (destination: string) => NewMessage;
+  /** Whether a route takes `destination` for the job's client. */
+  routable: (destination: string) => boolean;
+  /** Parts each number becomes, at most (the upstreams a number may route to may split the text differently). */
+  partsPerMessage: number;
+  batch: NewBatch;
+  common: SendCommon;
+  onAccepted: () => void;
+  /** After each commit: the messages stored (their route and upstream are counted). */
+  onStored?: (messages: readonly NewMessage[]) => void;
+}
+
+/** Adds the numbers of one bulk job in committed chunks, within the room it reserved for them. */
+export class BulkWriter {
+  readonly #o: BulkWriterParts;
+  #batchId: number | null = null;
+  #scheduleId: number | null = null;
+  #count = 0;
+  #room: Reservation | undefined;
+  #reserved = 0;
+
+  constructor(o: BulkWriterParts) {
+    this.#o = o;
+  }
+
+  get batchId(): number | null {
+    return this.#batchId;
+  }
+
+  get scheduleId(): number | null {
+    return this.#scheduleId;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Parts each number becomes, at most. */
+  get partsPerMessage(): number {
+    return this.#o.partsPerMessage;
+  }
+
+  /**
+   * Throws NO_ROUTE, naming how many and the first, when a route takes none of some of the
+   * numbers: the job is refused whole, before anything is stored.
+   */
+  checkRoutes(chunks: Iterable<readonly string[]>): void {
+    let missing = 0;
+    let first: string | undefined;
+    for (const chunk of chunks) {
+      for (const d of chunk) {
+        if (this.#o.routable(d)) continue;
+        missing++;
+        first ??= d;
+      }
+    }
+    if (first !== undefined) {
+      throw new SmppdError(ErrorCode.NO_ROUTE, `destinationNumberFile: ${missing} number${missing === 1 ? '' : 's'} match no route for this client (the first: ${first}); nothing was stored`);
+    }
+  }
+
+  /**
+   * Holds room for `numbers` messages (their parts) before any is stored, or throws QUEUE_FULL:
+   * the job is refused whole. Once only; `add` stores at most that many.
+   */
+  async reserve(numbers: number): Promise<void> {
+    if (this.#room) throw new SmppdError(ErrorCode.INTERNAL, 'a bulk job reserves its room once');
+    this.#room = await this.#o.room.reserve(this.#o.common.client, numbers * this.#o.partsPerMessage);
+    this.#reserved = numbers;
+  }
+
+  /** Stores one chunk of valid, already de-duplicated numbers, within the reserved room. */
+  async add(destinations: readonly string[]): Promise<void> {
+    const room = this.#room;
+    if (!room || this.#count + destinations.length > this.#reserved) {
+      throw new SmppdError(ErrorCode.INTERNAL, `a bulk job stores only the numbers it reserved room for (${this.#reserved})`);
+    }
+    if (destinations.length === 0 && this.#batchId !== null) return;
+    const messages = destinations.map((d) => this.#o.make(d));
+    const now = this.#o.clock.wallNow();
+    if (this.#batchId === null) {
+      const s = this.#o.common.schedule;
+      const accepted = await this.#o.store.accept({
+        messages, now, batch: this.#o.batch,
+        ...(s ? { schedule: { client: this.#o.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
+      });
+      this.#batchId = accepted.batchId;
+      this.#scheduleId = accepted.scheduleId;
+    } else {
+      await this.#o.store.accept({ messages, now, batchId: this.#batchId });
+    }
+    let parts = 0;
+    for (const m of messages) parts += m.parts.length;
+    room.stored(parts);
+    this.#count += messages.length;
+    this.#o.onStored?.(messages);
+    this.#o.onAccepted();
+  }
+
+  /** Gives back the room of numbers not stored (the job failed or stored fewer). Call once the job is over, whatever its end. */
+  close(): void {
+    this.#room?.release();
+  }
+}
