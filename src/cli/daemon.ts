@@ -197,7 +197,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     return {
       storeOpen,
       upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds, bound: binds.filter((b) => b.upstream === u.name && b.state === 'bound').length })),
-      routes: config.routes,
+      // No route (only receivers): every upstream must have a bind, as before routes existed.
+      ...(config.routes.length > 0 ? { routes: config.routes } : {}),
     };
   });
   const authenticator = new Authenticator(config.clients);

@@ -289,7 +289,8 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
       retentionDays: st.retentionDays,
     }
     : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread, retentionDays: st.retentionDays };
-  const routes = resolveRoutes(parsed.routes, upstreams.map((u) => u.name));
+  // Without routes, every upstream that can send (not bindMode receiver), in file order.
+  const routes = resolveRoutes(parsed.routes, upstreams.filter((u) => u.bindMode !== 'receiver').map((u) => u.name));
   const config: SmppdConfig = {
     log: parsed.log, shutdown: parsed.shutdown, upstreams, routes, routesConfigured: parsed.routes !== undefined, http, clients, store, limits: parsed.limits,
   };

@@ -107,13 +107,16 @@ export interface RouteProblem {
  * two routes one number and client would tie between (the same prefix for the same clients,
  * compared as sets; absent = every client), two routes of one name.
  */
-export function routeProblems(routes: readonly ParsedRoute[], upstreams: ReadonlySet<string>, clients: ReadonlySet<string>): RouteProblem[] {
+export function routeProblems(
+  routes: readonly ParsedRoute[], upstreams: ReadonlySet<string>, clients: ReadonlySet<string>, receivers: ReadonlySet<string> = new Set(),
+): RouteProblem[] {
   const problems: RouteProblem[] = [];
   const byPrefix = new Map<string, number>();
   const byName = new Map<string, number>();
   routes.forEach((r, i) => {
     r.upstreams.forEach((u, j) => {
       if (!upstreams.has(u)) problems.push({ path: ['routes', i, 'upstreams', j], message: 'names no upstream' });
+      else if (receivers.has(u)) problems.push({ path: ['routes', i, 'upstreams', j], message: 'names an upstream with bindMode receiver: it cannot send' });
     });
     r.clients?.forEach((c, j) => {
       if (!clients.has(c)) problems.push({ path: ['routes', i, 'clients', j], message: 'names no client' });
@@ -149,6 +152,8 @@ export function routeProblems(routes: readonly ParsedRoute[], upstreams: Readonl
  */
 export function resolveRoutes(routes: readonly ParsedRoute[] | undefined, upstreams: readonly string[]): RouteConfig[] {
   if (routes === undefined) {
+    // Only receivers: nothing can be sent, every send is refused NO_ROUTE.
+    if (upstreams.length === 0) return [];
     return [{ name: DEFAULT_ROUTE_NAME, prefixes: [''], upstreams: [...upstreams], strategy: 'failover', weights: upstreams.map(() => 1) }];
   }
   return routes.map((r) => {

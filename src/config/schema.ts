@@ -192,7 +192,8 @@ export const configSchema = z.strictObject({
     }
   });
   if (c.routes !== undefined) {
-    for (const p of routeProblems(c.routes, new Set(seen.keys()), new Set(clients.keys()))) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+    const receivers = new Set(c.upstreams.filter((u) => u.bindMode === 'receiver').map((u) => u.name));
+    for (const p of routeProblems(c.routes, new Set(seen.keys()), new Set(clients.keys()), receivers)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
   }
 });
 

@@ -98,6 +98,20 @@ describe('without routes', () => {
   });
 });
 
+describe('an upstream with bindMode receiver', () => {
+  const receiverBase = base.replace('{ name: eu, host: eu.example.net,', '{ name: eu, bindMode: receiver, host: eu.example.net,');
+
+  it('is left out of the route made without routes: it cannot send', async () => {
+    const c = await parseConfig(receiverBase, dir);
+    expect(c.routes).toEqual([{ name: 'default', prefixes: [''], upstreams: ['uk-main', 'global-backup'], strategy: 'failover', weights: [1, 1] }]);
+  });
+
+  it('may not be named by a route', async () => {
+    const lines = (await configRefusal(() => parseConfig(`${receiverBase}routes: [{ prefix: "44", upstreams: [uk-main, eu] }]\n`, dir))).split('\n').slice(1);
+    expect(lines).toEqual(['routes[0].upstreams[1]: names an upstream with bindMode receiver: it cannot send']);
+  });
+});
+
 describe('a bad route is refused with its key path and the reason', () => {
   const cases: Array<[string, string, string[]]> = [
     ['an empty list', 'routes: []\n', ['routes: must list at least one route (leave routes out to send every number over every upstream)']],
