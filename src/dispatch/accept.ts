@@ -174,12 +174,12 @@ export class Acceptor {
    */
   async startBulk(common: SendCommon): Promise<BulkWriter> {
     const probes = new Map<string, ComposedMessage>();
-    const refusals = new Map<string, unknown>();
+    const refusals = new Map<string, Error>();
     for (const upstream of this.#upstreamsOf(common.client)) {
       try {
         probes.set(upstream, this.#compose(common, upstream));
       } catch (e) {
-        refusals.set(upstream, e);
+        refusals.set(upstream, e instanceof Error ? e : new Error(String(e)));
       }
     }
     const sample = probes.values().next().value;

@@ -77,7 +77,7 @@ export class Router {
   #pick(route: RouteSpec, usable: (upstream: string) => boolean): string | undefined {
     if (route.strategy === 'failover') return route.upstreams.find(usable);
     let current = this.#current.get(route.name);
-    if (!current) this.#current.set(route.name, current = new Map());
+    if (!current) this.#current.set(route.name, current = new Map<string, number>());
     let best: string | undefined;
     let bestWeight = -Infinity;
     let total = 0;

@@ -27,6 +27,8 @@ export interface HttpAcceptor {
 
 /** The BulkWriter's part the API uses. */
 export interface HttpBulkWriter {
+  /** Throws NO_ROUTE (400) when a route takes none of some of the numbers: the job is refused whole. */
+  checkRoutes(chunks: Iterable<readonly string[]>): void;
   /** Holds room for all the job's messages before any is stored; throws QUEUE_FULL (429) when they do not fit. */
   reserve(numbers: number): Promise<void>;
   /** Stores one chunk of valid, de-duplicated numbers (within the reserved room); the first call creates the batch. */
