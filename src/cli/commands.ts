@@ -9,6 +9,8 @@ Commands:
   simulate [options]    run the built-in SMSC simulator (smppd simulate --help)
   check-config --config FILE   validate and print the resolved config (secrets masked)
   send [options]        send one test message through a running daemon (smppd send --help)
+  route NUMBER --config FILE   the route and upstream a send of NUMBER would take now
+                        (smppd route --help)
   version               print the version
 
 Run 'smppd <command> --help' for a command's options.`;
@@ -25,6 +27,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       return (await import('./check-config.js')).runCheckConfig(rest);
     case 'send':
       return (await import('./send.js')).runSend(rest);
+    case 'route':
+      return (await import('./route.js')).runRoute(rest);
     case 'version':
     case '--version':
       console.log(version());

@@ -267,11 +267,11 @@ async function resolveOptions(argv: string[], env: NodeJS.ProcessEnv): Promise<S
   };
 }
 
-/** http.listen as a URL to call: a wildcard address is reached on loopback. */
-function urlOfListen(host: string, port: number): string {
+/** http.listen as a URL to call (https: with http.tls): a wildcard address is reached on loopback. */
+export function urlOfListen(host: string, port: number, tls = false): string {
   if (port === 0) throw new UsageError('the config\'s http.listen has port 0 (any free port): give --url');
   const reachable = host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  return `${tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 function checkUrl(text: string): string {
