@@ -192,6 +192,7 @@ export class Acceptor {
       client: req.client,
       events: this.#wantsEvents(req.client),
       upstream: this.#upstream,
+      route: null,
       source: req.senderId,
       destination,
       text: req.message,
