@@ -23,6 +23,8 @@ export interface MovableMessage {
   validityPeriod: string;
   /** The highest attempts of its parts (uncertain resends count). */
   attempts: number;
+  /** Its place in the queue: `movable`'s `after` continues past it. */
+  seq: number;
 }
 
 /** A message composed again for another upstream. */
@@ -43,9 +45,10 @@ export interface MessageRerouting {
   /**
    * Messages on `upstream` whose every part is queued (not inflight, no outcome yet), whatever their
    * batch state or schedule, oldest first, at most `limit` (≥ 0). The cost grows with `limit`, not
-   * with the queue.
+   * with the queue. `after` (a `seq`): only messages after that one, so that a caller can read past
+   * messages it chose not to move.
    */
-  movable(upstream: string, limit: number): Promise<MovableMessage[]>;
+  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]>;
 
   /**
    * Moves each message that is still on `from` with every part still queued (else it is left alone:

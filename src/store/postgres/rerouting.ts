@@ -27,19 +27,19 @@ import { plannedEachRun } from './statements.js';
  * which the planner may turn into an anti join over every part: `claim.ts`). Planned each run: a
  * rare statement, whose generic plan would be made for the table as it was at its first runs.
  */
-export const MOVABLE_SQL = plannedEachRun(`SELECT m.id, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type,
+export const MOVABLE_SQL = plannedEachRun(`SELECT m.id, m.seq, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type,
     m.validity_period, a.attempts
   FROM parts p
     CROSS JOIN LATERAL (SELECT max(q.attempts) AS attempts, bool_and(q.state = 'queued') AS queued FROM parts q
       WHERE q.message_id = p.message_id) a
     JOIN messages m ON m.id = p.message_id
-  WHERE p.upstream = $1 AND p.state = 'queued' AND p.part = 1 AND a.queued
+  WHERE p.upstream = $1 AND p.state = 'queued' AND p.part = 1 AND p.message_seq > $3 AND a.queued
   ORDER BY p.message_seq
   LIMIT $2`);
 
-export async function movable(db: Queryable, upstream: string, limit: number): Promise<MovableMessage[]> {
+export async function movable(db: Queryable, upstream: string, limit: number, after = 0): Promise<MovableMessage[]> {
   if (limit <= 0) return [];
-  return (await db.rows<MovableRow>(MOVABLE_SQL, [upstream, Math.floor(limit)])).map(toMovable);
+  return (await db.rows<MovableRow>(MOVABLE_SQL, [upstream, Math.floor(limit), after])).map(toMovable);
 }
 
 /** The statements of a move, named so a test can hold their query plans. */

@@ -10,7 +10,7 @@ import type { MessageRow } from '../rows.js';
 
 /** A message that `movable` lists, as both stores read it: its columns, and its parts' highest attempts. */
 export type MovableRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'route' | 'source' | 'destination' | 'text' | 'message_type'
-  | 'validity_period'> & { attempts: number };
+  | 'validity_period' | 'seq'> & { attempts: number };
 
 export function toMovable(r: MovableRow): MovableMessage {
   return {
@@ -24,6 +24,7 @@ export function toMovable(r: MovableRow): MovableMessage {
     messageType: r.message_type,
     validityPeriod: r.validity_period,
     attempts: r.attempts,
+    seq: Number(r.seq),
   };
 }
 

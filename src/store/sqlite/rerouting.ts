@@ -14,17 +14,17 @@ import type { Sql } from './sql.js';
  * The queued first parts of `upstream`, in message order (parts_movable), whose message has no
  * part out of the queue: the NOT EXISTS reads each candidate's few parts by the primary key.
  */
-export const MOVABLE_SQL = `SELECT m.id, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type, m.validity_period,
+export const MOVABLE_SQL = `SELECT m.id, m.seq, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type, m.validity_period,
     (SELECT MAX(q.attempts) FROM parts q WHERE q.message_id = p.message_id) AS attempts
   FROM parts p INDEXED BY parts_movable JOIN messages m ON m.id = p.message_id
-  WHERE p.upstream = ? AND p.state = 'queued' AND p.part = 1
+  WHERE p.upstream = ? AND p.state = 'queued' AND p.part = 1 AND p.message_seq > ?
     AND NOT EXISTS (SELECT 1 FROM parts q WHERE q.message_id = p.message_id AND +q.state <> 'queued')
   ORDER BY p.message_seq
   LIMIT ?`;
 
-export function movable(sql: Sql, upstream: string, limit: number): MovableMessage[] {
+export function movable(sql: Sql, upstream: string, limit: number, after = 0): MovableMessage[] {
   if (limit <= 0) return [];
-  return sql.all<MovableRow>(MOVABLE_SQL, upstream, Math.floor(limit)).map(toMovable);
+  return sql.all<MovableRow>(MOVABLE_SQL, upstream, after, Math.floor(limit)).map(toMovable);
 }
 
 type MovingMessageRow = Pick<MessageRow, 'seq' | 'client' | 'upstream' | 'batch_id' | 'expires_at'>;

@@ -41,13 +41,17 @@ export function describeRerouting(factory: StoreFactory): void {
       await t.store.recordSubmit('partly', [accepted(1, 'P1'), { part: 2, kind: 'requeue', notBefore: 0 }, { part: 3, kind: 'requeue', notBefore: 0 }], 11);
 
       expect(ids(await t.store.movable('up1', 10))).toEqual(['a', 'paused', 'scheduled', 'later', 'b']);
-      expect(ids(await t.store.movable('up1', 2))).toEqual(['a', 'paused']);
+      const firstTwo = await t.store.movable('up1', 2);
+      expect(ids(firstTwo)).toEqual(['a', 'paused']);
+      // `after` reads on past the last one listed, and past none with 0.
+      expect(ids(await t.store.movable('up1', 2, firstTwo[1]!.seq))).toEqual(['scheduled', 'later']);
+      expect(ids(await t.store.movable('up1', 10, 0))).toEqual(['a', 'paused', 'scheduled', 'later', 'b']);
       expect(await t.store.movable('up1', 0)).toEqual([]);
       expect(ids(await t.store.movable('up2', 10))).toEqual(['other']);
       expect(await t.store.movable('up3', 10)).toEqual([]);
       expect((await t.store.movable('up1', 1))[0]).toEqual({
         id: 'a', client: 'acme', upstream: 'up1', route: 'uk', source: 'ACME', destination: '971500000001', text: 'hello',
-        messageType: 'TEXT', validityPeriod: '', attempts: 0,
+        messageType: 'TEXT', validityPeriod: '', attempts: 0, seq: expect.any(Number) as number,
       });
     });
 
