@@ -14,6 +14,7 @@ import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { amqpProblems, resolveAmqp } from './amqp-schema.js';
 import { applyEnvOverrides, labelEnvProblems, type Env } from './env.js';
+import { resolveRoutes } from './route-schema.js';
 import {
   PASSWORD_MAX, TOKEN_MIN, configSchema, formatIssues, formatPath, parseListen,
   type ClientConfig, type HttpConfig, type ParsedClient, type ParsedConfig, type ParsedSimulator, type ParsedUpstream, type SimulatorConfig,
@@ -288,7 +289,10 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
       retentionDays: st.retentionDays,
     }
     : { kind: 'sqlite', path: st.path === ':memory:' ? ':memory:' : resolve(baseDir, st.path), fsync: st.fsync, thread: st.thread, retentionDays: st.retentionDays };
-  const config: SmppdConfig = { log: parsed.log, shutdown: parsed.shutdown, upstreams, http, clients, store, limits: parsed.limits };
+  const routes = resolveRoutes(parsed.routes, upstreams.map((u) => u.name));
+  const config: SmppdConfig = {
+    log: parsed.log, shutdown: parsed.shutdown, upstreams, routes, routesConfigured: parsed.routes !== undefined, http, clients, store, limits: parsed.limits,
+  };
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
   if (metricsListen) config.metrics = { listen: metricsListen };
   if (parsed.amqp) config.amqp = resolveAmqp(parsed.amqp, secret(parsed.amqp.url, 'amqp.urlFile'));

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { amqpSchema, type AmqpConfig } from './amqp-schema.js';
 import { clientSchema } from './client-schema.js';
 import { httpSchema, parseListen, type HttpConfig } from './http-schema.js';
+import { routeProblems, routesSchema, type RouteConfig } from './route-schema.js';
 import { atLeastZero, cOctets, flag, nonEmpty, oneOf, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 import { PASSWORD_MAX, SYSTEM_ID_MAX, upstreamSchema } from './upstream-schema.js';
 
@@ -17,6 +18,7 @@ export { TOKEN_MIN } from './client-schema.js';
 export {
   HTTP_LISTENER_DEFAULTS, MAX_CONCURRENT_UPLOADS, MAX_RESEND_DAYS, parseListen, type HttpConfig, type HttpTlsConfig,
 } from './http-schema.js';
+export { DEFAULT_ROUTE_NAME, ROUTE_STRATEGIES, routeName, type RouteConfig, type RouteStrategy } from './route-schema.js';
 export {
   BIND_MODES, DEFAULT_ALPHABETS, LONG_MESSAGE_MODES, PASSWORD_MAX, RECEIPT_ID_FORMATS, STATUS_CLASSES, type StatusClass,
 } from './upstream-schema.js';
@@ -141,6 +143,8 @@ export const configSchema = z.strictObject({
   /** At least one; names unique. */
   upstreams: z.array(upstreamSchema, { error: typeMessage('a list of upstreams') })
     .min(1, { error: 'must list at least one upstream' }),
+  /** Which upstreams a number (and a client) goes over (route-schema.ts). Default: every upstream, in file order, one failover route. */
+  routes: routesSchema,
   http: httpSchema,
   /**
    * Who may call the HTTP API. Default none (every request is 401). Names unique; tokens unique
@@ -187,6 +191,9 @@ export const configSchema = z.strictObject({
       });
     }
   });
+  if (c.routes !== undefined) {
+    for (const p of routeProblems(c.routes, new Set(seen.keys()), new Set(clients.keys()))) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+  }
 });
 
 // --- types ---
@@ -277,6 +284,13 @@ export interface SmppdConfig {
   shutdown: ShutdownConfig;
   simulator?: SimulatorConfig;
   upstreams: UpstreamConfig[];
+  /**
+   * At least one. Without `routes` in the file: one route named 'default', prefix '' (every
+   * number, every client), failover over every upstream in file order.
+   */
+  routes: RouteConfig[];
+  /** Whether the file has `routes`: false when `routes` is the one route made of every upstream. */
+  routesConfigured: boolean;
   http: HttpConfig;
   clients: ClientConfig[];
   store: StoreConfig;

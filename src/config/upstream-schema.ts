@@ -124,6 +124,11 @@ export const upstreamSchema = z.strictObject({
   responseTimeoutSeconds: seconds().default(10),
   /** Seconds to connect (TCP and TLS). Default 10. > 0. */
   connectTimeoutSeconds: seconds().default(10),
+  /**
+   * Seconds this upstream must be unavailable (no bind up, or every bind stopped for bad
+   * credentials) before its queued parts move to the next upstream of their route. Default 10. ≥ 0.
+   */
+  failoverAfterSeconds: atLeastZero().default(10),
   /** A submit_sm whose answer never came (timeout, link lost). Default resend. */
   onUncertain: oneOf(['resend', 'fail'] as const).default('resend'),
   /** Reconnect backoff, seconds. Default 1 … 60. */

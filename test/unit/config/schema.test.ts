@@ -36,6 +36,8 @@ const problem = (yaml: string): Promise<string> => refusal(parseConfig(yaml, dir
 describe('a bad value is refused with its key path and the reason', () => {
   const cases: Array<[string, string, string]> = [
     ['negative ratePerBind', `${base}    ratePerBind: -1\n`, 'upstreams[0].ratePerBind: must be a number ≥ 0'],
+    ['negative failoverAfterSeconds', `${base}    failoverAfterSeconds: -1\n`, 'upstreams[0].failoverAfterSeconds: must be a number ≥ 0'],
+    ['failoverAfterSeconds as a string', `${base}    failoverAfterSeconds: "10"\n`, 'upstreams[0].failoverAfterSeconds: must be a number ≥ 0'],
     ['bindMode typo', `${base}    bindMode: tranceiver\n`, 'upstreams[0].bindMode: must be one of transceiver, transmitter, receiver'],
     ['bindMode typo in the second upstream', `${base}${second.replace('provider', 'other')}    bindMode: rx\n`,
       'upstreams[1].bindMode: must be one of transceiver, transmitter, receiver'],
@@ -234,7 +236,7 @@ describe('defaults', () => {
     expect(c.upstreams[0]).toEqual({
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
       bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0, binds: 1, window: 100, ratePerBind: 1000, burst: 20,
-      enquireLinkSeconds: 30, responseTimeoutSeconds: 10, connectTimeoutSeconds: 10, onUncertain: 'resend',
+      enquireLinkSeconds: 30, responseTimeoutSeconds: 10, connectTimeoutSeconds: 10, failoverAfterSeconds: 10, onUncertain: 'resend',
       reconnect: { initialSeconds: 1, maxSeconds: 60 }, throttle: { pauseSeconds: 1, minRatePerBind: 10, recoverPerSecond: 100 },
       retry: { maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }, commandStatus: {},
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
@@ -242,6 +244,8 @@ describe('defaults', () => {
       sourceAddress: { alphanumeric: { ton: 5, npi: 0 }, international: { ton: 1, npi: 1 }, shortCode: { ton: 3, npi: 0 } },
       parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 }, maxPendingDeliveries: 1_000,
     });
+    expect(c.routes).toEqual([{ name: 'default', prefixes: [''], upstreams: ['provider'], strategy: 'failover', weights: [1] }]);
+    expect(c.routesConfigured).toBe(false);
   });
 
   it('fills the rest of a partly given section', async () => {
