@@ -30,22 +30,23 @@ const LONG = `${'Grüße aus Köln, café à la crème. '.repeat(7)}fin`;
 
 let nextId = 0;
 function message(destination: string, o: Partial<MovableMessage> = {}): MovableMessage {
+  nextId++;
   return {
-    id: `m${++nextId}`, client: 'app', upstream: 'x', route: null, source: 'Shop', destination, text: 'hello',
-    messageType: 'TEXT', validityPeriod: '', attempts: 0, ...o,
+    id: `m${nextId}`, client: 'app', upstream: 'x', route: null, source: 'Shop', destination, text: 'hello',
+    messageType: 'TEXT', validityPeriod: '', attempts: 0, seq: nextId, ...o,
   };
 }
 
 /** A store of queued messages: `movable` gives the oldest on an upstream, `move` moves those still there (unless `taken`). */
 function fakeStore(messages: MovableMessage[]) {
   const moves: MessageMove[][] = [];
-  const movableCalls: Array<[string, number]> = [];
+  const movableCalls: Array<[string, number, number]> = [];
   /** Ids a claim took before the move: the store leaves them. */
   const taken = new Set<string>();
   const store: MessageRerouting = {
-    async movable(upstream, limit) {
-      movableCalls.push([upstream, limit]);
-      return messages.filter((m) => m.upstream === upstream).slice(0, limit).map((m) => ({ ...m }));
+    async movable(upstream, limit, after = 0) {
+      movableCalls.push([upstream, limit, after]);
+      return messages.filter((m) => m.upstream === upstream && m.seq > after).slice(0, limit).map((m) => ({ ...m }));
     },
     async move(batch) {
       moves.push([...batch]);
@@ -209,6 +210,16 @@ describe('Failover.run', () => {
     await r.failover.run();
     expect(r.on('y')).toHaveLength(45);
     expect(r.on('x')).toHaveLength(0);
+  });
+
+  it('reads past messages that stay: those behind them move in the same run', async () => {
+    // Route fr has only x: its messages cannot move, and fill the first pages.
+    const messages = [...Array.from({ length: 4 }, (_, i) => message(`3361234500${i}`)), message('447700900001')];
+    const r = rig(messages, { batch: 2 });
+    await r.failover.run();
+    expect(r.on('y')).toEqual([messages[4]!.id]);
+    expect(r.on('x')).toHaveLength(4);
+    expect(r.movableCalls.map(([, , after]) => after)).toEqual([0, messages[1]!.seq, messages[3]!.seq]);
   });
 
   it('an upstream this instance has no binds to is not its to move, even when it counts as failed over here', async () => {
