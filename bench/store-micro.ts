@@ -24,7 +24,7 @@ const PG_URL = process.argv[4];
 
 function message(i: number): NewMessage {
   return {
-    id: `m${i}`, client: 'acme', events: true, upstream: 'up1', source: 'ACME', destination: `97150${String(i).padStart(7, '0')}`,
+    id: `m${i}`, client: 'acme', events: true, upstream: 'up1', route: null, source: 'ACME', destination: `97150${String(i).padStart(7, '0')}`,
     text: 'hello world', messageType: 'TEXT', encoding: 'GSM-7', campaignName: null, registeredDelivery: 1,
     sourceTon: 5, sourceNpi: 0, destTon: 1, destNpi: 1, validityPeriod: '', expiresAt: null, notBefore: null,
     parts: [{ dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('hello world', 'latin1') }],

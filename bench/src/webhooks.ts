@@ -209,7 +209,7 @@ export async function runWebhookBenchSide(argv: string[]): Promise<number> {
 
 function benchMessage(id: string): NewMessage {
   return {
-    id, client: CLIENT, events: true, upstream: 'bench', source: 'BENCH', destination: '447700900123', text: 'hello',
+    id, client: CLIENT, events: true, upstream: 'bench', route: null, source: 'BENCH', destination: '447700900123', text: 'hello',
     messageType: 'TEXT', encoding: 'GSM-7', campaignName: null, registeredDelivery: 1, sourceTon: 5, sourceNpi: 0, destTon: 1,
     destNpi: 1, validityPeriod: '', expiresAt: null, notBefore: null,
     parts: [{ dataCoding: 0, esmClass: 0, shortMessage: Buffer.from('hello', 'latin1') }],

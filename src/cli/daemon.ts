@@ -178,7 +178,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     store, clock, maxQueued: config.limits.maxQueued, onAccepted: () => dispatcher.wake(), wantsEvents: (client) => events.has(client),
     admit: (upstream) => dispatcher.admit(upstream),
     clientMaxQueued: clientMaxQueued(config.clients),
-    drainPerSecond: config.upstreams.reduce((sum, u) => sum + u.ratePerBind * u.binds, 0),
+    drainPerSecond: drainPerSecond(config.upstreams),
     router, ...(deps.metrics ? { counters: deps.metrics } : {}),
     upstreams: config.upstreams.map((u) => ({ name: u.name, compose: composeSettings(u) })),
   });
@@ -325,6 +325,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       return stopping;
     },
   };
+}
+
+/** Parts a second the upstreams that send can take at most, for Retry-After; 0 (no limit) when one is unpaced. */
+function drainPerSecond(upstreams: SmppdConfig['upstreams']): number {
+  const senders = upstreams.filter((u) => u.bindMode !== 'receiver');
+  return senders.some((u) => u.ratePerBind === 0) ? 0 : senders.reduce((sum, u) => sum + u.ratePerBind * u.binds, 0);
 }
 
 function composeSettings(u: SmppdConfig['upstreams'][number]): ComposeSettings {

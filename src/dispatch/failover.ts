@@ -83,18 +83,23 @@ export class Failover {
   }
 
   async #moveQueued(from: string): Promise<void> {
+    // Past the messages left where they are (no other upstream, a text the other cannot carry),
+    // so that they never hold back the ones behind them.
+    let after = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const movable = await this.#o.store.movable(from, this.#batch);
+      const movable = await this.#o.store.movable(from, this.#batch, after);
+      after = movable.at(-1)?.seq ?? after;
       const moves = movable.flatMap((m) => this.#moveOf(m, from));
-      if (moves.length === 0) return;
-      const moved = new Set(await this.#o.store.move(moves, this.#o.clock.wallNow()));
-      const perTarget = new Map<string, number>();
-      for (const m of moves) if (moved.has(m.id)) perTarget.set(m.upstream, (perTarget.get(m.upstream) ?? 0) + 1);
-      for (const [to, messages] of perTarget) {
-        this.#o.counters?.failoverMoved(from, to, messages);
-        this.#o.log.info({ event: 'failover_moved', from, to, messages }, 'queued messages of an unavailable upstream moved to the next upstream of their route');
+      if (moves.length > 0) {
+        const moved = new Set(await this.#o.store.move(moves, this.#o.clock.wallNow()));
+        const perTarget = new Map<string, number>();
+        for (const m of moves) if (moved.has(m.id)) perTarget.set(m.upstream, (perTarget.get(m.upstream) ?? 0) + 1);
+        for (const [to, messages] of perTarget) {
+          this.#o.counters?.failoverMoved(from, to, messages);
+          this.#o.log.info({ event: 'failover_moved', from, to, messages }, 'queued messages of an unavailable upstream moved to the next upstream of their route');
+        }
+        if (moved.size > 0) this.#o.onMoved?.();
       }
-      if (moved.size > 0) this.#o.onMoved?.();
       if (movable.length < this.#batch) return;
     }
   }

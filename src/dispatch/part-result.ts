@@ -33,6 +33,8 @@ export function partResult(part: number, priorAttempts: number, o: PartOutcome |
       };
     }
     case 'unsent':
+      // Withdrawn for another upstream: the attempts the SMSC never answered still count.
+      if (o.reason === 'withdrawn' && (o.attempts ?? 0) > 0) return { part, kind: 'requeue', notBefore: now, attempts: priorAttempts + (o.attempts ?? 0) };
       return o.reason === 'stopped' || o.reason === 'withdrawn'
         ? { part, kind: 'requeue', notBefore: now }
         : { part, kind: 'final', status: 'FAILED', reason: 'not sent: an earlier part of the message failed', attempts: priorAttempts };

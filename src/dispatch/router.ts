@@ -101,7 +101,8 @@ export class Router {
  * Tells the operator when a route's sends move: a warning when the upstream a route sends to
  * becomes unavailable and another (or none) takes over, and one when it returns. A route's state
  * is the set of its upstreams that are available; only changes after the route first had one are
- * told, so the binds coming up at start-up say nothing.
+ * told, and an upstream available for the first time is no return, so the binds coming up at
+ * start-up say nothing, in whichever order they bind.
  */
 export class RouteWatch {
   readonly #routes: readonly RouteSpec[];
@@ -110,6 +111,8 @@ export class RouteWatch {
   readonly #counters: RoutingCounters;
   /** Per route, the upstream a failover route sends to (or the first available of a weighted one); undefined: none yet. */
   readonly #active = new Map<string, string | null>();
+  /** Upstreams that have been available since start-up. */
+  readonly #seen = new Set<string>();
 
   constructor(routes: readonly RouteSpec[], availability: Availability, log: Log, counters: RoutingCounters = noRoutingCounters) {
     this.#routes = routes;
@@ -120,6 +123,8 @@ export class RouteWatch {
 
   /** Called on every change of an upstream's availability. */
   changed(upstream: string, available: boolean): void {
+    const returning = available && this.#seen.has(upstream);
+    if (available) this.#seen.add(upstream);
     for (const route of this.#routes) {
       if (!route.upstreams.includes(upstream)) continue;
       const now = route.upstreams.filter((u) => this.#availability.available(u));
@@ -133,9 +138,12 @@ export class RouteWatch {
       if (available) {
         // Back: a failover route returns to it when it is ahead of the one in use.
         if (before === null || (!weighted && route.upstreams.indexOf(upstream) < route.upstreams.indexOf(before))) {
-          this.#log.warn({ event: 'route_returned', route: route.name, upstream, from: before ?? 'none' }, 'a route sends to its upstream again');
+          // A route that had none left is told even of an upstream new to it: its error said "none".
+          if (returning || before === null) {
+            this.#log.warn({ event: 'route_returned', route: route.name, upstream, from: before ?? 'none' }, 'a route sends to its upstream again');
+          }
           this.#active.set(route.name, weighted ? first : upstream);
-        } else if (weighted) {
+        } else if (weighted && returning) {
           this.#log.warn({ event: 'route_returned', route: route.name, upstream }, 'an upstream of a weighted route takes sends again');
         }
         continue;

@@ -28,9 +28,10 @@ export type PartOutcome =
   /**
    * Never written (or, for a part whose earlier attempts were uncertain, not written again): the
    * pool stopped, an earlier part of the message failed, or the message was withdrawn for another
-   * upstream ('withdrawn': its upstream has no bind up).
+   * upstream ('withdrawn': its upstream has no bind up; `attempts`: those it was sent with no
+   * answer, which count toward `retry.maxAttempts` wherever it goes next).
    */
-  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' | 'withdrawn' };
+  | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' | 'withdrawn'; attempts?: number };
 
 export interface MessageOutcome {
   parts: PartOutcome[];

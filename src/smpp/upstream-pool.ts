@@ -163,6 +163,7 @@ export class UpstreamPool extends EventEmitter {
     let n = 0;
     for (const job of this.#queue.queued()) {
       if (job.index !== 0 || job.inFlight || job.awaitingLate) continue;
+      job.outcomes[0] = { kind: 'unsent', reason: 'withdrawn', attempts: job.attempts };
       this.#finishRest(job, { kind: 'unsent', reason: 'withdrawn' });
       n++;
     }

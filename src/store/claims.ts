@@ -24,8 +24,12 @@ export type PartResult =
   | { part: number; kind: 'accepted'; smscId: string; matchKey: string; bind: string; attempts: number }
   /** A final failure before any receipt: REJECTED or FAILED with a reason. */
   | { part: number; kind: 'final'; status: 'REJECTED' | 'FAILED'; reason: string; attempts: number }
-  /** Back to the queue (the pool stopped before sending it), eligible again at `notBefore`. */
-  | { part: number; kind: 'requeue'; notBefore: number };
+  /**
+   * Back to the queue (the pool stopped before sending it, or without its outcome), eligible again
+   * at `notBefore`. `attempts`: the submits made so far (an uncertain one counts), kept with the
+   * part for its next claim, on this upstream or, after a failover, another; absent: unchanged.
+   */
+  | { part: number; kind: 'requeue'; notBefore: number; attempts?: number };
 
 /**
  * How many ready messages a claim takes of each client (`SubmitClaims.claim`): the dispatcher's

@@ -36,7 +36,10 @@ export interface NewMessage extends SubmitAddressing {
    * true when its client had somewhere to receive them (a webhook) when it was accepted.
    */
   events: boolean;
+  /** The upstream its parts are composed for and go through (another of its route's after a failover). */
   upstream: string;
+  /** The name of the route it was accepted on (null: none, as for messages stored before routes). */
+  route: string | null;
   text: string;
   /** As the client asked: TEXT or UNICODE. */
   messageType: 'TEXT' | 'UNICODE';

@@ -44,9 +44,14 @@ export interface MessageRow {
   id: string;
   client: string;
   upstream: string;
+  /** The route it was accepted on; null for messages stored before routes were kept. */
+  route: string | null;
   batch_id: number | null;
   source: string;
   destination: string;
+  text: string;
+  message_type: 'TEXT' | 'UNICODE';
+  encoding: 'GSM-7' | 'UNICODE';
   registered_delivery: number;
   source_ton: number;
   source_npi: number;
@@ -154,7 +159,7 @@ export function toPartView(r: PartViewRow): PartView {
 }
 
 /** The columns of a message that a read of it shows. */
-export type MessageViewRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'batch_id' | 'source' | 'destination' | 'status' | 'reason'
+export type MessageViewRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'route' | 'batch_id' | 'source' | 'destination' | 'status' | 'reason'
   | 'created_at' | 'updated_at'>;
 
 /** A message as `getMessage` shows it, its parts ordered by part. */
@@ -163,6 +168,7 @@ export function toMessageView(m: MessageViewRow, parts: readonly PartViewRow[]):
     messageId: m.id,
     client: m.client,
     upstream: m.upstream,
+    route: m.route,
     batchId: m.batch_id,
     source: m.source,
     destination: m.destination,

@@ -18,7 +18,10 @@ export interface PartView {
 export interface MessageView {
   messageId: string;
   client: string;
+  /** The upstream it goes (or went) through: the one of its route it was last moved to. */
   upstream: string;
+  /** The route it was accepted on; null for messages stored before routes were kept. */
+  route: string | null;
   batchId: number | null;
   source: string;
   destination: string;

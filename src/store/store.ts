@@ -13,7 +13,8 @@
  * - `EventOutbox` (outbox.ts): the outbox claimed and settled by the webhook dispatcher;
  * - `EventResends` (event-resends.ts): dead events and status events sent again;
  * - `RetentionPruning` (retention.ts): old, finished rows deleted;
- * - `StatusReads` (status-reads.ts): a message's status, counts and lag for metrics.
+ * - `StatusReads` (status-reads.ts): a message's status, counts and lag for metrics;
+ * - `MessageRerouting` (rerouting.ts): queued messages moved to another upstream on failover.
  *
  * Every write method resolves only after its transaction is committed (group commit: writes
  * that arrive within a few milliseconds share one transaction). Reads see every write whose
@@ -27,12 +28,13 @@ import type { InboundMessages } from './inbound.js';
 import type { MessageIntake } from './intake.js';
 import type { EventOutbox } from './outbox.js';
 import type { ReceiptMatching } from './receipts.js';
+import type { MessageRerouting } from './rerouting.js';
 import type { RetentionPruning } from './retention.js';
 import type { StatusReads } from './status-reads.js';
 
 export interface Store extends
   MessageIntake, SubmitClaims, ReceiptMatching, InboundMessages, BatchesAndSchedules,
-  EventOutbox, EventResends, RetentionPruning, StatusReads {
+  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting {
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

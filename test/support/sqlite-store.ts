@@ -60,6 +60,7 @@ export function newMessage(id: string, over: Partial<NewMessage> & { partCount?:
     client: 'acme',
     events: true,
     upstream: 'up1',
+    route: null,
     source: 'ACME',
     destination: '971500000001',
     text: 'hello',

@@ -86,16 +86,16 @@ async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client
 
 // Rows come out of unnest in the order given (WITH ORDINALITY ... ORDER BY), so `seq` follows
 // the request's order: claims take the messages in the order they were accepted.
-const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, batch_id, source, destination, text, message_type, encoding,
+const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, route, batch_id, source, destination, text, message_type, encoding,
     campaign_name, registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
     status, events, created_at, updated_at)
-  SELECT u.id, u.client, u.upstream, $1, u.source, u.destination, u.text, u.message_type, u.encoding, u.campaign_name,
+  SELECT u.id, u.client, u.upstream, u.route, $1, u.source, u.destination, u.text, u.message_type, u.encoding, u.campaign_name,
     u.registered_delivery, u.source_ton, u.source_npi, u.dest_ton, u.dest_npi, u.validity_period, u.expires_at, u.not_before,
     'SUBMITTED', u.events, u.now, u.now
   FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-    $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[])
+    $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[], $21::text[])
     WITH ORDINALITY AS u(now, id, client, upstream, source, destination, text, message_type, encoding, campaign_name,
-      registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, n)
+      registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, route, n)
   ORDER BY u.n
   RETURNING seq, id`;
 
@@ -127,6 +127,7 @@ async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTar
     col((m) => m.text), col((m) => m.messageType), col((m) => m.encoding), col((m) => m.campaignName),
     col((m) => m.registeredDelivery), col((m) => m.sourceTon), col((m) => m.sourceNpi), col((m) => m.destTon), col((m) => m.destNpi),
     col((m) => m.validityPeriod), col((m) => m.expiresAt), col((m) => m.notBefore), col((m) => (m.events ? 1 : 0)),
+    col((m) => m.route),
   ]);
   const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
   const parts = rows.flatMap(({ m, now, claimed }) => m.parts.map((p, i) => ({ m, p, now, claimed, part: i + 1 })));

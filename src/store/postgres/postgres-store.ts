@@ -29,6 +29,7 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
@@ -45,6 +46,7 @@ import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, outboxDepth, queueDepth } from './reads.js';
 import { pruneParked } from './receipts.js';
+import { move, movable } from './rerouting.js';
 import { pruneFinished } from './retention.js';
 import { applyStatusWrites, statusWriteKeys, type StatusWrite, type StatusWriteResult } from './status-writes.js';
 import { expire, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
@@ -247,6 +249,15 @@ export class PostgresStore implements Store {
 
   expire(now: number): Promise<number> {
     return this.#tx((tx) => expire(tx, now));
+  }
+
+  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
+    return this.#read((db) => movable(db, upstream, limit, after));
+  }
+
+  /** Safe against claims and moves of other instances: each message is decided on under its row locks (`rerouting.ts`). */
+  move(moves: readonly MessageMove[], now: number): Promise<string[]> {
+    return this.#tx((tx) => move(tx, this.#ctx.spaces, moves, now));
   }
 
   pruneParked(limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {

@@ -6,7 +6,7 @@ import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Queryable } from './db.js';
 import { plannedEachRun } from './statements.js';
 
-const MESSAGE_SQL = 'SELECT id, client, upstream, batch_id, source, destination, status, reason, created_at, updated_at FROM messages WHERE id = $1';
+const MESSAGE_SQL = 'SELECT id, client, upstream, route, batch_id, source, destination, status, reason, created_at, updated_at FROM messages WHERE id = $1';
 const PARTS_SQL = 'SELECT part, status, smsc_id, reason, attempts, updated_at FROM parts WHERE message_id = $1 ORDER BY part';
 
 /** In one snapshot (`db` is a read transaction): the message's status and its parts' agree. */

@@ -60,7 +60,7 @@ export async function recordOne(tx: Tx, ctx: InstanceContext, state: MessageStat
     if (!part) continue;
     if (result.kind === 'requeue') {
       if (part.state === 'inflight' && part.claimed_by !== null && part.claimed_by !== ctx.instanceId) continue;
-      await requeueParts(tx, state, new Set([part]), result.notBefore, now);
+      await requeueParts(tx, state, new Set([part]), result.notBefore, now, result.attempts);
       continue;
     }
     endPart(part, result, now);
@@ -75,11 +75,14 @@ const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT 
 
 /**
  * Puts parts of a locked message back in the queue, eligible at `notBefore` (null: keep their
- * own), unless their batch or schedule has ended meanwhile (`requeueRefusal`). The batch is read after the parts were locked: an abort that has failed
+ * own), with `attempts` (absent: keep their own), unless their batch or schedule has ended
+ * meanwhile (`requeueRefusal`). The batch is read after the parts were locked: an abort that has failed
  * the batch's queued parts also holds its inflight parts until it commits (`batches.ts`), so
  * this either waited for it and reads 'aborted', or comes first and is failed by it.
  */
-async function requeueParts(tx: Tx, state: MessageState, parts: ReadonlySet<PartStatusRow>, notBefore: number | null, now: number): Promise<void> {
+async function requeueParts(
+  tx: Tx, state: MessageState, parts: ReadonlySet<PartStatusRow>, notBefore: number | null, now: number, attempts?: number,
+): Promise<void> {
   if (parts.size === 0) return;
   const batchId = state.message.batch_id;
   const gate = batchId === null ? undefined : await tx.row<BatchGate>(GATE_SQL, [batchId]);
@@ -90,6 +93,7 @@ async function requeueParts(tx: Tx, state: MessageState, parts: ReadonlySet<Part
     for (const p of parts) {
       p.state = 'queued';
       p.not_before = notBefore ?? p.not_before;
+      p.attempts = attempts ?? p.attempts;
       p.updated_at = now;
       releaseClaim(p);
       tx.writes.part(p);

@@ -47,11 +47,11 @@ function resolveTarget(sql: Sql, request: AcceptRequest): AcceptTarget {
 function insertMessage(sql: Sql, m: NewMessage, target: AcceptTarget, now: number): void {
   checkHasParts(m);
   const inserted = sql.run(
-    `INSERT INTO messages (id, client, upstream, batch_id, source, destination, text, message_type, encoding, campaign_name,
+    `INSERT INTO messages (id, client, upstream, route, batch_id, source, destination, text, message_type, encoding, campaign_name,
        registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
        status, events, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?, ?)`,
-    m.id, m.client, m.upstream, target.batchId, m.source, m.destination, m.text, m.messageType, m.encoding, m.campaignName,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?, ?)`,
+    m.id, m.client, m.upstream, m.route, target.batchId, m.source, m.destination, m.text, m.messageType, m.encoding, m.campaignName,
     m.registeredDelivery, m.sourceTon, m.sourceNpi, m.destTon, m.destNpi, m.validityPeriod, m.expiresAt, m.notBefore,
     m.events ? 1 : 0, now, now,
   );

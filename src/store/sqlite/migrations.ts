@@ -354,6 +354,19 @@ ALTER TABLE inbound_assembled_v8 RENAME TO inbound_assembled;
 CREATE INDEX inbound_assembled_at ON inbound_assembled (assembled_at);
 `,
   },
+  {
+    version: 9,
+    name: 'routes and failover',
+    // A message keeps the route it was accepted on (NULL for those from before: they have none),
+    // and a failover lists an upstream's messages whose parts are all queued, oldest first, held
+    // ones too: parts_movable holds the first part of each queued message by upstream, in message
+    // order, so the list costs what it returns. Only first parts, only while queued: one entry per
+    // waiting message, added at accept and gone at its claim.
+    sql: `
+ALTER TABLE messages ADD COLUMN route TEXT;
+CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queued' AND part = 1;
+`,
+  },
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

@@ -16,6 +16,7 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
@@ -31,6 +32,7 @@ import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, messageTimes, queueDepth, type MessageTimes } from './reads.js';
 import { applyReceipt, pruneParked } from './receipts.js';
+import { move, movable } from './rerouting.js';
 import { pruneFinished } from './retention.js';
 import { Sql, type SqlMemory } from './sql.js';
 import { expire, recordSubmit, recoverInflight } from './submit.js';
@@ -162,6 +164,14 @@ export class SqliteStore implements Store {
 
   pruneParked(limits: readonly ParkingLimit[], otherBefore: number): Promise<ParkedDropped[]> {
     return this.#writes.run(() => pruneParked(this.#sql, limits, otherBefore));
+  }
+
+  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
+    return this.#read(() => movable(this.#sql, upstream, limit, after));
+  }
+
+  move(moves: readonly MessageMove[], now: number): Promise<string[]> {
+    return this.#writes.run(() => move(this.#sql, moves, now));
   }
 
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {

@@ -6,10 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SystemClock } from '../../core/clock.js';
-import type { AcceptRequest } from '../intake.js';
 import type { Store } from '../store.js';
 import { SqliteStore } from './sqlite-store.js';
-import { reviveAccept, reviveInboundArgs, toWireError, type FromWorker, type StoreCall, type StoreReply, type ToWorker, type WorkerStoreOptions } from './worker-protocol.js';
+import { reviveArgs, toWireError, type FromWorker, type StoreCall, type StoreReply, type ToWorker, type WorkerStoreOptions } from './worker-protocol.js';
 
 if (!parentPort) throw new Error('store-worker runs as a worker thread');
 const port = parentPort;
@@ -34,8 +33,7 @@ function reply(r: StoreReply): void {
 function run(store: Store, call: StoreCall): void {
   let pending: Promise<unknown>;
   try {
-    const args = call.method === 'accept' ? [reviveAccept(call.args[0] as AcceptRequest)] : reviveInboundArgs(call.method, call.args);
-    pending = (store[call.method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
+    pending = (store[call.method] as (...a: unknown[]) => Promise<unknown>).apply(store, reviveArgs(call.method, call.args));
   } catch (e) {
     pending = Promise.reject(e);
   }

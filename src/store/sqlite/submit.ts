@@ -26,7 +26,7 @@ export function recordSubmit(sql: Sql, messageId: string, results: readonly Part
     const part = resultPart(state.parts, messageId, result);
     if (!part) continue;
     if (result.kind === 'requeue') {
-      requeuePart(sql, part, result.notBefore, now);
+      requeuePart(sql, part, result.notBefore, now, result.attempts);
       state = undefined;
       continue;
     }
@@ -56,18 +56,20 @@ function reload(sql: Sql, messageId: string): MessageState {
 const GATE_SQL = 'SELECT b.state, s.state AS schedule_state FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = ?';
 
 /**
- * Puts a part back in the queue, eligible at `notBefore` (null: keep its own), unless its batch
- * or schedule has ended meanwhile (`requeueRefusal`).
+ * Puts a part back in the queue, eligible at `notBefore` (null: keep its own), with `attempts`
+ * (absent: keep its own), unless its batch or schedule has ended meanwhile (`requeueRefusal`).
  */
-function requeuePart(sql: Sql, part: PartStatusRow, notBefore: number | null, now: number): void {
+function requeuePart(sql: Sql, part: PartStatusRow, notBefore: number | null, now: number, attempts?: number): void {
   sql.statuses.forget(part.message_id);
   const gate = part.batch_id === null ? undefined : sql.get<BatchGate>(GATE_SQL, part.batch_id);
   const refused = requeueRefusal(gate);
   if (refused !== null) {
     failParts(sql, [part], refused, now);
   } else {
-    sql.run("UPDATE parts SET state = 'queued', not_before = COALESCE(?, not_before), updated_at = ? WHERE message_id = ? AND part = ?",
-      notBefore, now, part.message_id, part.part);
+    sql.run(
+      "UPDATE parts SET state = 'queued', not_before = COALESCE(?, not_before), attempts = COALESCE(?, attempts), updated_at = ? WHERE message_id = ? AND part = ?",
+      notBefore, attempts ?? null, now, part.message_id, part.part,
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { ClaimedMessage } from '../claims.js';
 import type { InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { AcceptRequest, StoredPartBody } from '../intake.js';
+import type { MessageMove } from '../rerouting.js';
 import type { Store } from '../store.js';
 import type { SqliteStoreOptions } from './sqlite-store.js';
 
@@ -59,15 +60,17 @@ function reviveBody(part: StoredPartBody): void {
   if (part.messagePayload) part.messagePayload = asBuffer(part.messagePayload);
 }
 
-/** better-sqlite3 binds Buffers as BLOBs: the accepted parts' bodies become Buffers again. */
-export function reviveAccept(request: AcceptRequest): AcceptRequest {
-  for (const message of request.messages) message.parts.forEach(reviveBody);
-  return request;
-}
-
-/** The bytes of an inbound message or part become the Buffers their types say they are. */
-export function reviveInboundArgs(method: StoreMethod, args: unknown[]): unknown[] {
-  if (method === 'recordInbound') {
+/**
+ * A call's arguments as its method takes them: better-sqlite3 binds Buffers as BLOBs, so the
+ * bodies of accepted and moved parts, and the bytes of an inbound message or part, become the
+ * Buffers their types say they are.
+ */
+export function reviveArgs(method: StoreMethod, args: unknown[]): unknown[] {
+  if (method === 'accept') {
+    for (const message of (args[0] as AcceptRequest).messages) message.parts.forEach(reviveBody);
+  } else if (method === 'move') {
+    for (const moved of args[0] as MessageMove[]) moved.parts.forEach(reviveBody);
+  } else if (method === 'recordInbound') {
     const inbound = args[0] as InboundRecord;
     if (inbound.raw) inbound.raw = asBuffer(inbound.raw);
   } else if (method === 'recordInboundPart') {

@@ -15,6 +15,7 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
@@ -102,6 +103,14 @@ export class SqliteWorkerStore implements Store {
 
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
     return this.#call('pruneFinished', [before, limit, after ?? null]);
+  }
+
+  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
+    return this.#call('movable', [upstream, limit, after]);
+  }
+
+  move(moves: readonly MessageMove[], now: number): Promise<string[]> {
+    return this.#call('move', [moves, now]);
   }
 
   recordInbound(inbound: InboundRecord): Promise<void> {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import { migrate, PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
-import { newMessage } from '../../support/sqlite-store.js';
+import { newMessage, partBody } from '../../support/sqlite-store.js';
 import { describePg, PG_URL, pgSchema, type PgSchema } from './pg-store.js';
 
 /** Applies the migrations up to `version` to the schema, as an smppd of that version would. */
@@ -41,7 +41,7 @@ describePg('PostgresStore migrations and instances', () => {
       .toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'retention' }, { version: 3, name: 'hot-path writes' },
         { version: 4, name: 'message updates in place' }, { version: 5, name: 'inbound parts' },
         { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' },
-        { version: 8, name: 'inbound parts by concatenation scheme' }]);
+        { version: 8, name: 'inbound parts by concatenation scheme' }, { version: 9, name: 'routes and failover' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
@@ -144,6 +144,25 @@ describePg('PostgresStore migrations and instances', () => {
     };
     expect(await store.recordInboundPart(second)).toMatchObject({ kind: 'stored', parts: 2 });
     expect(await schema.sql('SELECT text FROM inbound')).toEqual([{ text: 'hiya' }]);
+  });
+
+  it('version 9 on a schema of version 8: messages from before have no route, and those still queued can move', async () => {
+    schema = await pgSchema();
+    await migrateTo(schema, 8);
+    const rows: Array<[string, 'queued' | 'inflight']> = [['q1', 'queued'], ['f1', 'inflight']];
+    for (const [i, [id, state]] of rows.entries()) {
+      await schema.sql(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+          source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at)
+        VALUES ($1, 'acme', 'up1', 'Acme', '447700900123', 'hi', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`, [id]);
+      await schema.sql(`INSERT INTO parts (message_id, part, message_seq, upstream, client, data_coding, esm_class, short_message, state, updated_at)
+        VALUES ($1, 1, $2, 'up1', 'acme', 0, 0, '\\x6869'::bytea, $3, 1)`, [id, i + 1, state]);
+    }
+    const store = await schema.open();
+    expect((await store.getMessage('q1'))?.route).toBeNull();
+    expect((await store.movable('up1', 10)).map((m) => [m.id, m.route])).toEqual([['q1', null]]);
+    const moved = { id: 'q1', from: 'up1', upstream: 'up2', encoding: 'GSM-7' as const, registeredDelivery: 1, sourceTon: 5, sourceNpi: 0, parts: [partBody('hi')] };
+    expect(await store.move([moved], 2)).toEqual(['q1']);
+    expect((await store.claim('up2', 10, 10)).map((m) => m.id)).toEqual(['q1']);
   });
 
   it('refuses a schema whose version is newer than this smppd knows', async () => {

@@ -14,6 +14,7 @@ import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
 import { COUNT_BY_INDEX_SQL, COUNTS_SQL, OUTBOX_DEPTH_SQL, QUEUE_DEPTH_SQL } from '../../../src/store/postgres/reads.js';
+import { MOVABLE_SQL, MOVE_SQL } from '../../../src/store/postgres/rerouting.js';
 import { LOCK_KEYS_SQL } from '../../../src/store/postgres/status-writes.js';
 import { FLUSH_SQL, PendingWrites } from '../../../src/store/postgres/writes.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
@@ -105,6 +106,22 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
     const flush = (await plans(FLUSH_SQL, params)).custom;
     noScanOf(flush, 'parts', 'messages', 'outbox', 'batches');
     expect(flush).not.toMatch(ARRAY_SEARCH_PER_ROW);
+  });
+
+  it('a failover lists an upstream\'s queued messages off parts_movable in order, and moves them by key', async () => {
+    const list = (await plans(MOVABLE_SQL, ['up1', 100, 0])).custom;
+    expect(list).toContain('parts_movable');
+    expect(list).not.toMatch(/Sort/);
+    noScanOf(list, 'parts', 'messages');
+    expect(isPlannedEachRun(MOVE_SQL.lock) && isPlannedEachRun(MOVE_SQL.updateMessages)).toBe(true);
+    for (const plan of Object.values(await plans(MOVE_SQL.lockGates, ['smppd.batch:x', ['m0-1', 'm0-2']]))) noScanOf(plan, 'messages');
+    for (const plan of Object.values(await plans(MOVE_SQL.deleteParts, [['m0-1', 'm0-2']]))) noScanOf(plan, 'parts');
+    const lock = (await plans(MOVE_SQL.lock, [['m0-1', 'm0-2']])).custom;
+    noScanOf(lock, 'parts', 'messages');
+    expect(lock).not.toMatch(ARRAY_SEARCH_PER_ROW);
+    const update = (await plans(MOVE_SQL.updateMessages, [['m0-1'], ['up2'], ['GSM-7'], [1], [5], [0]])).custom;
+    noScanOf(update, 'messages');
+    expect(update).not.toMatch(ARRAY_SEARCH_PER_ROW);
   });
 
   it('the queue\'s and the outbox\'s counts read each state off its partial index by an index scan, never by bitmap (which leaves dead entries unmarked)', async () => {

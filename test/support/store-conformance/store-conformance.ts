@@ -12,6 +12,7 @@ import type { StoreFactory } from './harness.js';
 import { describeInboundParts } from './inbound-parts.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
+import { describeRerouting } from './rerouting.js';
 import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
 
@@ -25,4 +26,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeInboundParts(factory);
   describeRecoveryAndExpiry(factory);
   describeRetention(factory);
+  describeRerouting(factory);
 }

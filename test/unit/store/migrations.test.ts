@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
 import { MIGRATIONS, migrate } from '../../../src/store/sqlite/migrations.js';
-import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
+import { newMessage, partBody, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 describe('SqliteStore migrations and settings', () => {
   let folder: StoreFolder;
@@ -16,6 +16,7 @@ describe('SqliteStore migrations and settings', () => {
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
       { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
       { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
+      { version: 9, name: 'routes and failover' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
@@ -131,6 +132,26 @@ describe('SqliteStore migrations and settings', () => {
     };
     expect(await store.recordInboundPart(second)).toMatchObject({ kind: 'stored', parts: 2 });
     expect(db.prepare('SELECT text FROM inbound').all()).toEqual([{ text: 'hiya' }]);
+  });
+
+  it('version 9 on a file of version 8: messages from before have no route, and those still queued can move', async () => {
+    folder = storeFolder();
+    const v8 = new Database(folder.path);
+    migrate(v8, 1, MIGRATIONS.filter((m) => m.version <= 8));
+    const rows: Array<[string, 'queued' | 'inflight']> = [['q1', 'queued'], ['f1', 'inflight']];
+    for (const [i, [id, state]] of rows.entries()) {
+      v8.prepare(`INSERT INTO messages (id, client, upstream, source, destination, text, message_type, encoding, registered_delivery,
+        source_ton, source_npi, dest_ton, dest_npi, validity_period, created_at, updated_at) VALUES (?, 'acme', 'up1', 'A', '447700900123', 't', 'TEXT', 'GSM-7', 1, 5, 0, 1, 1, '', 1, 1)`).run(id);
+      v8.prepare(`INSERT INTO parts (message_id, part, message_seq, upstream, client, data_coding, esm_class, short_message, state, updated_at)
+        VALUES (?, 1, ?, 'up1', 'acme', 0, 0, x'6869', ?, 1)`).run(id, i + 1, state);
+    }
+    v8.close();
+    const store = await folder.open();
+    expect((await store.getMessage('q1'))?.route).toBeNull();
+    expect((await store.movable('up1', 10)).map((m) => [m.id, m.route])).toEqual([['q1', null]]);
+    const moved = { id: 'q1', from: 'up1', upstream: 'up2', encoding: 'GSM-7' as const, registeredDelivery: 1, sourceTon: 5, sourceNpi: 0, parts: [partBody('hi')] };
+    expect(await store.move([moved], 2)).toEqual(['q1']);
+    expect((await store.claim('up2', 10, 10)).map((m) => m.id)).toEqual(['q1']);
   });
 
   it('runs in WAL mode with foreign keys, synchronous NORMAL by default and FULL with fsync', async () => {

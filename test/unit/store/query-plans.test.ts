@@ -3,6 +3,7 @@ import { CLAIM_SQL } from '../../../src/store/sqlite/claim.js';
 import { CLAIM_EVENTS_SQL } from '../../../src/store/sqlite/event-delivery.js';
 import { QUEUE_DEPTH_SQL } from '../../../src/store/sqlite/reads.js';
 import { FIND_PART_SQL, PRUNE_CAP_SQL } from '../../../src/store/sqlite/receipts.js';
+import { MOVABLE_SQL } from '../../../src/store/sqlite/rerouting.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 describe('SqliteStore query plans of the hot path', () => {
@@ -38,6 +39,17 @@ describe('SqliteStore query plans of the hot path', () => {
     const p = plan(QUEUE_DEPTH_SQL, []);
     expect(p).toContain('USING COVERING INDEX parts_state (state=?)');
     expect(p).not.toContain('TEMP B-TREE');
+  });
+
+  it('a failover lists an upstream\'s queued messages off parts_movable, in its order (no sort), reading their parts by primary key', async () => {
+    folder = storeFolder();
+    const store = await folder.open();
+    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 1 + (i % 2) })), now: 1 });
+    const p = plan(MOVABLE_SQL, ['up1', 0, 50]);
+    expect(p).toContain('USING INDEX parts_movable (upstream=? AND message_seq>?)');
+    expect(p).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_parts_1 \(message_id=\?\)/);
+    expect(p).not.toContain('TEMP B-TREE');
+    expect(p).not.toContain('parts_state');
   });
 
   it('a receipt finds its part through parts_match', async () => {

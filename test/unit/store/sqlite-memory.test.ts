@@ -38,7 +38,9 @@ type Command =
    * message's first part (it names an unknown part), or an accept of an id already stored. The
    * commit rolls back and runs again, each write in a savepoint.
    */
-  | { kind: 'failing'; pick: number; key: number; how: 'half-way outcome' | 'duplicate accept' };
+  | { kind: 'failing'; pick: number; key: number; how: 'half-way outcome' | 'duplicate accept' }
+  /** The oldest movable messages composed again in `partCount` parts (on the same upstream: the claims are all of up1). */
+  | { kind: 'move'; limit: number; partCount: number; receipt: boolean };
 
 const key = fc.integer({ min: -4, max: 2 });
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -74,6 +76,12 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({
+      kind: fc.constant('move' as const), limit: fc.integer({ min: 1, max: 3 }), partCount: fc.integer({ min: 1, max: 3 }), receipt: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
       kind: fc.constant('failing' as const), pick: fc.nat(), key, how: fc.constantFrom('half-way outcome' as const, 'duplicate accept' as const),
     }),
   },
@@ -88,8 +96,9 @@ async function all<T>(stores: SqliteStore[], call: (s: SqliteStore) => Promise<T
 const settled = <T>(p: Promise<T>): Promise<T | string> => p.catch((e: { code?: string; message?: string }) => `error: ${e.code ?? e.message}`);
 
 const TABLES = [
-  'SELECT id, client, upstream, batch_id, status, reason, processed, events, created_at, updated_at FROM messages ORDER BY seq',
-  'SELECT message_id, part, held, state, status, smsc_id, match_key, bind, attempts, not_before, reason, updated_at FROM parts ORDER BY message_seq, part',
+  'SELECT id, client, upstream, batch_id, registered_delivery, status, reason, processed, events, created_at, updated_at FROM messages ORDER BY seq',
+  `SELECT message_id, part, upstream, held, state, status, smsc_id, match_key, bind, attempts, not_before, reason, updated_at, short_message FROM parts
+    ORDER BY message_seq, part`,
   'SELECT message_id, part, key, status, reason, changed, ignored, raw, received_at FROM receipts ORDER BY id',
   'SELECT upstream, keys, status, reason, raw, received_at FROM parked_receipts ORDER BY id',
   'SELECT kind, message_id, state, payload, created_at FROM outbox ORDER BY id',
@@ -198,6 +207,15 @@ async function run(c: Command, stores: SqliteStore[], m: Model): Promise<unknown
       m.claimedFrom({ ok: (answers[0] as { ok?: unknown[] }).ok?.[2] });
       return answers;
     }
+    case 'move':
+      return all(stores, async (s) => {
+        const listed = await s.movable('up1', c.limit);
+        const moves = listed.map((l) => ({
+          id: l.id, from: 'up1', upstream: 'up1', encoding: 'GSM-7' as const, registeredDelivery: c.receipt ? 1 : 0, sourceTon: 5, sourceNpi: 0,
+          parts: newMessage(l.id, { partCount: c.partCount, text: 'moved' }).parts,
+        }));
+        return { listed, moved: await s.move(moves, now) };
+      });
     case 'failing': {
       const taken = m.take(c.pick);
       if (c.how === 'half-way outcome' && !taken) return undefined;

@@ -87,6 +87,22 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     db.close();
   });
 
+  it('lists and moves messages to another upstream across the thread, the new bodies stored as BLOBs', async () => {
+    const store = await openStore();
+    await store.accept({ messages: [newMessage('m1', { route: 'uk' }), newMessage('m2')], now: 1 });
+    expect((await store.movable('up1', 1)).map((m) => [m.id, m.route])).toEqual([['m1', 'uk']]);
+    const body = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x02, 0x00, 0x41]);
+    const moved = await store.move([{
+      id: 'm1', from: 'up1', upstream: 'up2', encoding: 'UNICODE', registeredDelivery: 1, sourceTon: 5, sourceNpi: 0,
+      parts: [partBody('x', { dataCoding: 8 }), partBody('y', { dataCoding: 8, shortMessage: body, messagePayload: Buffer.from('p') })],
+    }], 2);
+    expect(moved).toEqual(['m1']);
+    const [claimed] = await store.claim('up2', 3, 10);
+    expect(claimed?.parts.map((p) => [p.part, Buffer.isBuffer(p.shortMessage), p.shortMessage.equals(body)])).toEqual([[1, true, false], [2, true, true]]);
+    expect(claimed?.parts[1]?.messagePayload?.toString()).toBe('p');
+    expect((await store.claim('up1', 3, 10)).map((m) => m.id)).toEqual(['m2']);
+  });
+
   it('an SmppdError thrown in the worker reaches the caller with its code and details; other calls are unharmed', async () => {
     const store = await openStore();
     const { batchId } = await store.accept({
