@@ -6,7 +6,7 @@ const LAYERS = ['core', 'sms', 'config', 'observability', 'smpp', 'amqp', 'store
 
 /** The product's public modules (under src/, without .ts): all that bench/ may import of it. */
 const PUBLIC = ['core/index', 'config/index', 'smpp/index', 'simulator/index', 'store/index', 'store/sqlite/index', 'store/postgres/index',
-  'events/index', 'ingress/amqp/index', 'cli/node-flags'];
+  'dispatch/index', 'events/index', 'ingress/amqp/index', 'cli/node-flags'];
 
 /** The bench imports the product; the product never imports the bench. */
 const NOT_BENCH = { regex: '^(\\.\\./)+bench/', message: 'The product does not import the bench.' };

@@ -14,6 +14,7 @@ import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type 
 import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './floor-broker.js';
 import { STORE_FLOOR_CASES, runStoreFloorCase, type StoreFloorCase, type StoreFloorOutcome } from './floor-store.js';
 import { renderBrokerFloorTable, renderFloorSummary, renderScaleOutTable, renderStoreFloorTable } from './scaleout-table.js';
+import { ROUTING_CASES, renderRoutingTable, runRoutingCase } from './routing.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './webhooks.js';
 import { round } from './stats.js';
 
@@ -53,6 +54,9 @@ Runs the engine benchmark: the simulator in one process, the bind pool in anothe
 loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
 (DIR defaults to bench/results).
 
+Before them, the routing case ('routing: …', a few seconds in the bench's own process): the
+longest-prefix match over 10,000 prefixes, in ns per number. --only routing runs just that.
+
 Then the daemon cases (names start with 'daemon:', plain TCP only, skipped with
 --transport tls): 'smppd start' with the simulator in its own process, driven over HTTP:
 single sendSms ingest, one 100,000-number sendbulk, and end to end to DELIVERED.
@@ -88,6 +92,11 @@ export async function runBench(argv: string[]): Promise<number> {
     return 0;
   }
   const transports: Array<'tcp' | 'tls'> = values.transport === 'both' ? ['tcp', 'tls'] : [values.transport as 'tcp' | 'tls'];
+  // First, before any process of the other cases shares the cores.
+  const routingResults = ROUTING_CASES.filter((c) => !values.only || c.name.includes(values.only)).map((c) => {
+    process.stderr.write(`bench: ${c.name}, ${c.numbers} numbers × ${c.rounds} rounds …\n`);
+    return runRoutingCase(c);
+  });
   const cases = CASES.filter((c) => !values.only || c.name.includes(values.only));
   const results: CaseResult[] = [];
   for (const c of cases) {
@@ -126,6 +135,7 @@ export async function runBench(argv: string[]): Promise<number> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
     command: `npm run bench${argv.length ? ` -- ${argv.map(withoutPassword).join(' ')}` : ''}`,
+    routingResults,
     results,
     daemonResults,
     webhookResults,
@@ -137,10 +147,11 @@ export async function runBench(argv: string[]): Promise<number> {
   const stamp = report.when.replace(/[:.]/g, '-');
   writeFileSync(join(values.out, `bench-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  if (results.length > 0) console.log(renderTable(results));
-  if (daemonResults.length > 0) console.log(`${results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
-  if (webhookResults.length > 0) console.log(`${results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
-  if (scaleOutResults.length > 0) console.log(`${results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
+  if (routingResults.length > 0) console.log(renderRoutingTable(routingResults));
+  if (results.length > 0) console.log(`${routingResults.length > 0 ? '\n' : ''}${renderTable(results)}`);
+  if (daemonResults.length > 0) console.log(`${routingResults.length + results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
+  if (webhookResults.length > 0) console.log(`${routingResults.length + results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
+  if (scaleOutResults.length > 0) console.log(`${routingResults.length + results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
   if (brokerFloorResults.length > 0) console.log(`\n${renderBrokerFloorTable(brokerFloorResults)}`);
   if (storeFloorResults.length > 0) console.log(`\n${renderStoreFloorTable(storeFloorResults)}`);
   const summary = renderFloorSummary(brokerFloorResults, storeFloorResults, report.cpus);
