@@ -9,7 +9,7 @@ Commands:
   simulate [options]    run the built-in SMSC simulator (smppd simulate --help)
   check-config --config FILE   validate and print the resolved config (secrets masked)
   send [options]        send one test message through a running daemon (smppd send --help)
-  route NUMBER --config FILE   the route and upstream a send of NUMBER would take now
+  route NUMBER [--config FILE]   the route and upstream a send of NUMBER would take now
                         (smppd route --help)
   version               print the version
 

@@ -27,7 +27,10 @@ export const ROUTE_EXIT = {
   config: 78,
 } as const;
 
-const USAGE = `Usage: smppd route NUMBER --config FILE [--client NAME] [--offline] [--json]
+/** Where the systemd unit's configuration lives (systemd/smppd.service): the default of --config. */
+export const DEFAULT_CONFIG = '/etc/smppd/smppd.yaml';
+
+const USAGE = `Usage: smppd route NUMBER [--client NAME] [--config FILE] [--offline] [--json]
 
 Prints the route a send of NUMBER by client NAME would take and the upstream it would go to now.
 Reads FILE (with the SMPPD_… overrides) as 'smppd start' does, then asks the running daemon which
@@ -43,7 +46,7 @@ Options:
   NUMBER               the destination: country code and number, digits only (447700900123)
   --client NAME        the sending client (clients[].name): its own routes apply too;
                        default none, so only the routes for every client
-  -c, --config FILE    the daemon's configuration file (required)
+  -c, --config FILE    the daemon's configuration file; default ${DEFAULT_CONFIG}
   --offline            do not ask the daemon: every upstream taken as available
   --json               print one JSON object instead (also when no route takes NUMBER)
   -h, --help           this text`;
@@ -152,9 +155,8 @@ function parseOptions(argv: string[]): RouteOptions | 'help' {
   const number = positionals[0]!;
   const problem = checkNumber(number);
   if (problem !== null) throw new UsageError(`NUMBER ${NUMBER_PROBLEMS[problem]}`);
-  if (!values.config) throw new UsageError('--config FILE is required');
   if (values.client === '') throw new UsageError('--client must name a client');
-  return { number, client: values.client, config: values.config, offline: values.offline === true, json: values.json === true };
+  return { number, client: values.client, config: values.config ?? DEFAULT_CONFIG, offline: values.offline === true, json: values.json === true };
 }
 
 /** The prefix of `route` that took `number`: its longest that starts it. */

@@ -2,11 +2,11 @@
  * `smppd route`'s output and exit codes, on config files of its own and a daemon's answer given
  * by the test (the real GET /readyz is in test/integration/cli/route.test.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROUTE_EXIT, runRoute, type AskDaemon } from '../../../src/cli/route.js';
+import { DEFAULT_CONFIG, ROUTE_EXIT, runRoute, type AskDaemon } from '../../../src/cli/route.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'smppd-route-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -151,13 +151,19 @@ describe('smppd route', () => {
     ]);
   });
 
+  // On a host where smppd is installed the file is there, and the command would read it.
+  it.skipIf(existsSync(DEFAULT_CONFIG))('reads /etc/smppd/smppd.yaml without --config (the systemd unit\'s), and says so when it is not there', async () => {
+    const r = await route(['447700900123']);
+    expect(r.code).toBe(ROUTE_EXIT.config);
+    expect(r.err.join('\n')).toContain(DEFAULT_CONFIG);
+  });
+
   it.each([
     [['44770090012x', '--config', routed], /NUMBER must be digits only/],
     [['+447700900123', '--config', routed], /NUMBER must not start with '\+'/],
     [['4477', '--config', routed], /NUMBER must be at least 7 digits/],
     [['--config', routed], /NUMBER is required/],
     [['447700900123', '447700900124', '--config', routed], /one NUMBER only, got 2/],
-    [['447700900123'], /--config FILE is required/],
     [['447700900123', '--config', routed, '--bogus'], /Unknown option '--bogus'/],
   ])('usage error %j: exit 2 with the usage', async (argv, message) => {
     const r = await route(argv);
