@@ -59,9 +59,15 @@ export async function setScheduleState(
   return after && toSchedule(after);
 }
 
-/** Schedules whose runAt has come are released. Returns how many this call released (another instance may have released some first). */
+/**
+ * Schedules whose runAt has come are released. Returns how many this call released (another
+ * instance may have released some first). One transaction holds the gates of all of them, taken
+ * in batch id order as every taker of several gates does (`locks.ts`), not in the order they came
+ * due: which are released does not depend on the order, and a move holding some of the same gates
+ * never waits on this call while this call waits on it.
+ */
 export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promise<number> {
-  const due = await tx.rows<ScheduleRow>(`${SCHEDULE_SELECT} WHERE state = 'scheduled' AND run_at <= $1 ORDER BY run_at, id`, [now]);
+  const due = await tx.rows<ScheduleRow>(`${SCHEDULE_SELECT} WHERE state = 'scheduled' AND run_at <= $1 ORDER BY batch_id`, [now]);
   let released = 0;
   for (const candidate of due) {
     await lockBatchGate(tx, spaces, candidate.batch_id);

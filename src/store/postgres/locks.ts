@@ -6,7 +6,11 @@
  *   part that key and looks for parked receipts, run one after the other, so a receipt parked on
  *   one instance while the submit lands on another is matched exactly once;
  * - a batch's gate: its state changes, its schedule's, and the messages appended to it, so no
- *   message joins a batch between its abort and the failing of its queued parts;
+ *   message joins a batch between its abort and the failing of its queued parts. A transaction
+ *   that takes several gates (a schedules' release, a failover's move) takes them in batch id
+ *   order, which is the order of their keys (ids stay far below 2^31 - 1), so no two wait on each
+ *   other; one that takes a single gate takes it before any row lock of its own, and the
+ *   retention sweep only tries gates (it never waits for one);
  * - a concatenated MO message: each of its parts, and the sweep that stores it incomplete, so the
  *   part that completes it sees every other part, whichever instance's bind each came in on;
  * - an instance: held by the running smppd with that `instanceId` for as long as it is connected;
@@ -42,7 +46,7 @@ export function receiptKeyLocksSql(space: string, pairs: string): string {
     SELECT DISTINCT hashtext(u.upstream || chr(31) || u.key) AS h FROM ${pairs} ORDER BY 1) AS s`;
 }
 
-/** Takes the gate of a batch until the end of the transaction. */
+/** Takes the gate of a batch until the end of the transaction. Several gates: in batch id order (above). */
 export async function lockBatchGate(tx: Tx, spaces: LockSpaces, batchId: number): Promise<void> {
   await tx.run('SELECT pg_advisory_xact_lock(hashtext($1), ($2::bigint % 2147483647)::int)', [spaces.batch, batchId]);
 }

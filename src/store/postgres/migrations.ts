@@ -334,13 +334,14 @@ ALTER TABLE inbound_assembled ALTER COLUMN scheme SET NOT NULL,
     version: 9,
     name: 'routes and failover',
     // As the SQLite store's version 9: a message keeps its route (NULL for those from before), and
-    // parts_movable lists an upstream's queued messages by their first part, in message order,
-    // held ones too (a failover moves them whatever their batch's state). The column is added
-    // without a default (no rewrite); the index is partial (queued first parts only), but its
-    // build reads the whole of parts under the migration lock.
+    // parts_movable lists an upstream's queued messages by their first part, in message order, held
+    // ones not (a failover moves only what a claim could take now, and must not read a paused
+    // campaign to pass over it). The column is added without a default (no rewrite); the index is
+    // partial (queued first parts not held only), but its build reads the whole of parts under the
+    // migration lock.
     sql: `
 ALTER TABLE messages ADD COLUMN route TEXT;
-CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queued' AND part = 1;
+CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
 ];

@@ -251,8 +251,8 @@ export class PostgresStore implements Store {
     return this.#tx((tx) => expire(tx, now));
   }
 
-  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
-    return this.#read((db) => movable(db, upstream, limit, after));
+  movable(upstream: string, limit: number, now: number, after?: number): Promise<MovableMessage[]> {
+    return this.#read((db) => movable(db, upstream, limit, now, after));
   }
 
   /** Safe against claims and moves of other instances: each message is decided on under its row locks (`rerouting.ts`). */

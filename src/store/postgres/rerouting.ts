@@ -11,8 +11,10 @@
  * - another move of the same message: the second finds the first's old parts gone, or the
  *   message on another upstream, and leaves it;
  * - a change of its batch (pause, abort, a schedule's release) writes `held` onto its parts under
- *   the batch's gate: the move takes the gates of its messages' batches first, so the new parts
- *   carry the batch's state as it is at the commit.
+ *   the batch's gate: the move takes the gates of its messages' batches first, so it decides on the
+ *   batch's state as it is at the commit (a message paused since the list stays), and a change
+ *   after it finds the new parts. It takes them in batch id order, as every taker of several gates
+ *   does (`locks.ts`).
  */
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import { carriedOver, checkMoves, toMovable, type CarriedOver, type MovableRow, type MovingPartRow } from '../rules/rerouting.js';
@@ -22,7 +24,8 @@ import type { LockSpaces } from './locks.js';
 import { plannedEachRun } from './statements.js';
 
 /**
- * The queued first parts of upstream $1 in message order (parts_movable), whose message has every
+ * The queued first parts of upstream $1 that a claim could take at $4 (not held, due, not expired:
+ * `claim.ts`), in message order (parts_movable, which holds no held part), whose message has every
  * part queued: one probe of the primary key per candidate (a lateral aggregate, not a NOT EXISTS,
  * which the planner may turn into an anti join over every part: `claim.ts`). Planned each run: a
  * rare statement, whose generic plan would be made for the table as it was at its first runs.
@@ -33,13 +36,16 @@ export const MOVABLE_SQL = plannedEachRun(`SELECT m.id, m.seq, m.client, m.upstr
     CROSS JOIN LATERAL (SELECT max(q.attempts) AS attempts, bool_and(q.state = 'queued') AS queued FROM parts q
       WHERE q.message_id = p.message_id) a
     JOIN messages m ON m.id = p.message_id
-  WHERE p.upstream = $1 AND p.state = 'queued' AND p.part = 1 AND p.message_seq > $3 AND a.queued
+  WHERE p.upstream = $1 AND p.state = 'queued' AND p.part = 1 AND p.held = 0 AND p.message_seq > $3
+    AND (p.not_before IS NULL OR p.not_before <= $4)
+    AND (p.expires_at IS NULL OR p.expires_at >= $4)
+    AND a.queued
   ORDER BY p.message_seq
   LIMIT $2`);
 
-export async function movable(db: Queryable, upstream: string, limit: number, after = 0): Promise<MovableMessage[]> {
+export async function movable(db: Queryable, upstream: string, limit: number, now: number, after = 0): Promise<MovableMessage[]> {
   if (limit <= 0) return [];
-  return (await db.rows<MovableRow>(MOVABLE_SQL, [upstream, Math.floor(limit), after])).map(toMovable);
+  return (await db.rows<MovableRow>(MOVABLE_SQL, [upstream, Math.floor(limit), after, now])).map(toMovable);
 }
 
 /** The statements of a move, named so a test can hold their query plans. */
@@ -47,7 +53,10 @@ export const MOVE_SQL = {
   /** The gates of the messages' batches (`locks.ts`, `lockBatchGate`'s keys), in batch id order: two moves never deadlock on them. */
   lockGates: `SELECT count(pg_advisory_xact_lock(hashtext($1), (b.batch_id % 2147483647)::int)) AS locked FROM (
     SELECT DISTINCT batch_id FROM messages WHERE id = ANY($2::text[]) AND batch_id IS NOT NULL ORDER BY 1) AS b`,
-  /** The messages and all their parts, locked in seq and part order (as `part-status.ts`'s LOCK_SQL). */
+  /**
+   * The messages and all their parts, locked in seq and part order (as `part-status.ts`'s LOCK_SQL);
+   * `expires_at` is the message's, which its parts repeat.
+   */
   lock: plannedEachRun(`SELECT m.id, m.seq, m.client, m.upstream AS message_upstream, m.batch_id, m.expires_at,
     p.part, p.upstream, p.state, p.attempts, p.not_before, p.held
   FROM messages m JOIN parts p ON p.message_id = m.id
@@ -97,7 +106,7 @@ export async function move(tx: Tx, spaces: LockSpaces, moves: readonly MessageMo
     const rows = byMessage.get(mv.id);
     const message = rows?.[0];
     if (rows === undefined || message === undefined) continue;
-    const kept = carriedOver(message.message_upstream, rows, mv.from);
+    const kept = carriedOver(message.message_upstream, rows, mv.from, now);
     if (kept !== null) moving.push({ mv, message, kept });
   }
   if (moving.length === 0) return [];

@@ -46,26 +46,37 @@ export interface MovingPartRow {
   attempts: number;
   not_before: number | null;
   held: number;
+  expires_at: number | null;
 }
 
 /** What every new part of a moved message keeps of the old ones. */
 export interface CarriedOver {
   /** The old parts' highest: a resend after an uncertain outcome counts on the new upstream too. */
   attempts: number;
-  /** The first part's, which decides when a claim may take the message (a retry time, a schedule's time). */
+  /** The first part's, which decides when a claim may take the message (a retry time): passed, or it would not move. */
   not_before: number | null;
-  /** Whether its batch or schedule holds it: the same for every part of a message. */
+  /** Whether its batch or schedule holds it: the same for every part of a message, and 0 (a held message does not move). */
   held: number;
 }
 
 /**
- * What the new parts keep of `parts` (the message's, in part order), or null when the message may
- * not move: it is no longer on `from` (moved already), or a part has left the queue (claimed,
- * sent, ended). Its parts all queued, the message has no outcome and no receipt to lose.
+ * Whether a claim could take a message whose parts are all queued at `now`, decided on its first
+ * part as `claim` decides (`../sqlite/claim.ts`, `../postgres/claim.ts`): not held, its not-before
+ * time passed, not expired (expiry fails a part once `expires_at` < now).
  */
-export function carriedOver(messageUpstream: string, parts: readonly MovingPartRow[], from: string): CarriedOver | null {
+export function claimableNow(first: Pick<MovingPartRow, 'held' | 'not_before' | 'expires_at'>, now: number): boolean {
+  return first.held === 0 && (first.not_before === null || first.not_before <= now) && (first.expires_at === null || first.expires_at >= now);
+}
+
+/**
+ * What the new parts keep of `parts` (the message's, in part order), or null when the message may
+ * not move: it is no longer on `from` (moved already), a part has left the queue (claimed, sent,
+ * ended), or a claim could not take it at `now` (paused, not yet released or due, expired). Its
+ * parts all queued, the message has no outcome and no receipt to lose.
+ */
+export function carriedOver(messageUpstream: string, parts: readonly MovingPartRow[], from: string, now: number): CarriedOver | null {
   const first = parts[0];
-  if (first === undefined || messageUpstream !== from) return null;
+  if (first === undefined || messageUpstream !== from || !claimableNow(first, now)) return null;
   if (parts.some((p) => p.state !== 'queued' || p.upstream !== from)) return null;
   return { attempts: Math.max(...parts.map((p) => p.attempts)), not_before: first.not_before, held: first.held };
 }

@@ -358,13 +358,15 @@ CREATE INDEX inbound_assembled_at ON inbound_assembled (assembled_at);
     version: 9,
     name: 'routes and failover',
     // A message keeps the route it was accepted on (NULL for those from before: they have none),
-    // and a failover lists an upstream's messages whose parts are all queued, oldest first, held
-    // ones too: parts_movable holds the first part of each queued message by upstream, in message
-    // order, so the list costs what it returns. Only first parts, only while queued: one entry per
-    // waiting message, added at accept and gone at its claim.
+    // and a failover lists an upstream's messages whose parts are all queued and that a claim
+    // could take now, oldest first: parts_movable holds the first part of each queued message that
+    // is not held by upstream, in message order, with the times that decide whether it is due, so
+    // the list reads neither a paused campaign nor a row it passes over. Only first parts, only
+    // while queued and not held: one entry per waiting message, added at accept or release and gone
+    // at its claim or pause.
     sql: `
 ALTER TABLE messages ADD COLUMN route TEXT;
-CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queued' AND part = 1;
+CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_at) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
 ];

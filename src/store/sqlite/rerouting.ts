@@ -11,26 +11,30 @@ import type { MessageRow } from '../rows.js';
 import type { Sql } from './sql.js';
 
 /**
- * The queued first parts of `upstream`, in message order (parts_movable), whose message has no
- * part out of the queue: the NOT EXISTS reads each candidate's few parts by the primary key.
+ * The queued first parts of `upstream` that a claim could take now (not held, due, not expired:
+ * `claim.ts`), in message order (parts_movable, which holds no held part and filters on its own
+ * columns before a row is read), whose message has no part out of the queue: the NOT EXISTS reads
+ * each candidate's few parts by the primary key. Parameters: upstream, after, now, now, limit.
  */
 export const MOVABLE_SQL = `SELECT m.id, m.seq, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type, m.validity_period,
     (SELECT MAX(q.attempts) FROM parts q WHERE q.message_id = p.message_id) AS attempts
   FROM parts p INDEXED BY parts_movable JOIN messages m ON m.id = p.message_id
-  WHERE p.upstream = ? AND p.state = 'queued' AND p.part = 1 AND p.message_seq > ?
+  WHERE p.upstream = ? AND p.state = 'queued' AND p.part = 1 AND p.held = 0 AND p.message_seq > ?
+    AND (p.not_before IS NULL OR p.not_before <= ?)
+    AND (p.expires_at IS NULL OR p.expires_at >= ?)
     AND NOT EXISTS (SELECT 1 FROM parts q WHERE q.message_id = p.message_id AND +q.state <> 'queued')
   ORDER BY p.message_seq
   LIMIT ?`;
 
-export function movable(sql: Sql, upstream: string, limit: number, after = 0): MovableMessage[] {
+export function movable(sql: Sql, upstream: string, limit: number, now: number, after = 0): MovableMessage[] {
   if (limit <= 0) return [];
-  return sql.all<MovableRow>(MOVABLE_SQL, upstream, after, Math.floor(limit)).map(toMovable);
+  return sql.all<MovableRow>(MOVABLE_SQL, upstream, after, now, now, Math.floor(limit)).map(toMovable);
 }
 
 type MovingMessageRow = Pick<MessageRow, 'seq' | 'client' | 'upstream' | 'batch_id' | 'expires_at'>;
 
 const MESSAGE_SQL = 'SELECT seq, client, upstream, batch_id, expires_at FROM messages WHERE id = ?';
-const PARTS_SQL = 'SELECT part, upstream, state, attempts, not_before, held FROM parts WHERE message_id = ? ORDER BY part';
+const PARTS_SQL = 'SELECT part, upstream, state, attempts, not_before, held, expires_at FROM parts WHERE message_id = ? ORDER BY part';
 const DELETE_PARTS_SQL = 'DELETE FROM parts WHERE message_id = ?';
 const INSERT_PART_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, client, batch_id, expires_at, held, data_coding, esm_class,
     short_message, sar_ref, sar_total, sar_seq, payload, state, status, attempts, not_before, updated_at)
@@ -45,7 +49,7 @@ export function move(sql: Sql, moves: readonly MessageMove[], now: number): stri
   for (const mv of moves) {
     const message = sql.get<MovingMessageRow>(MESSAGE_SQL, mv.id);
     if (!message) continue;
-    const kept = carriedOver(message.upstream, sql.all<MovingPartRow>(PARTS_SQL, mv.id), mv.from);
+    const kept = carriedOver(message.upstream, sql.all<MovingPartRow>(PARTS_SQL, mv.id), mv.from, now);
     if (kept === null) continue;
     sql.run(DELETE_PARTS_SQL, mv.id);
     mv.parts.forEach((p, i) => {

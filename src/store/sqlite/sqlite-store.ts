@@ -166,8 +166,8 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => pruneParked(this.#sql, limits, otherBefore));
   }
 
-  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
-    return this.#read(() => movable(this.#sql, upstream, limit, after));
+  movable(upstream: string, limit: number, now: number, after?: number): Promise<MovableMessage[]> {
+    return this.#read(() => movable(this.#sql, upstream, limit, now, after));
   }
 
   move(moves: readonly MessageMove[], now: number): Promise<string[]> {

@@ -105,8 +105,8 @@ export class SqliteWorkerStore implements Store {
     return this.#call('pruneFinished', [before, limit, after ?? null]);
   }
 
-  movable(upstream: string, limit: number, after?: number): Promise<MovableMessage[]> {
-    return this.#call('movable', [upstream, limit, after]);
+  movable(upstream: string, limit: number, now: number, after?: number): Promise<MovableMessage[]> {
+    return this.#call('movable', [upstream, limit, now, after]);
   }
 
   move(moves: readonly MessageMove[], now: number): Promise<string[]> {

@@ -29,30 +29,73 @@ export function describeRerouting(factory: StoreFactory): void {
   describe('rerouting: queued messages moved to another upstream', () => {
     const t = storePerTest(factory);
 
-    it('movable lists an upstream\'s messages whose every part is queued, held ones too, oldest first, at most `limit`', async () => {
+    it('movable lists an upstream\'s messages whose every part is queued, oldest first, at most `limit`, read on with `after`', async () => {
       await t.store.accept({ messages: [newMessage('a', { partCount: 2, route: 'uk' }), newMessage('other', { upstream: 'up2' })], now: 1 });
       await t.store.accept({ messages: [newMessage('claimed', { client: 'globex' }), newMessage('partly', { client: 'globex', partCount: 3 })], now: 2 });
-      const { batchId } = await t.store.accept({ messages: [newMessage('paused')], batch: bulk, now: 3 });
-      await t.store.accept({ messages: [newMessage('scheduled')], batch: bulk, schedule: { client: 'acme', runAt: 9_000, repeat: null }, now: 4 });
-      await t.store.accept({ messages: [newMessage('later', { notBefore: 9_000 }), newMessage('b')], now: 5 });
-      await t.store.setBatchState('acme', batchId!, 'paused', 6);
+      await t.store.accept({ messages: [newMessage('b'), newMessage('c', { partCount: 3 }), newMessage('d')], now: 5 });
       // globex's two: one stays inflight, the other is partly sent (its first part SENT, the rest back in the queue).
       expect(ids(await t.store.claim('up1', 10, { clients: [{ client: 'globex', limit: 2 }], others: 0 }))).toEqual(['claimed', 'partly']);
       await t.store.recordSubmit('partly', [accepted(1, 'P1'), { part: 2, kind: 'requeue', notBefore: 0 }, { part: 3, kind: 'requeue', notBefore: 0 }], 11);
 
-      expect(ids(await t.store.movable('up1', 10))).toEqual(['a', 'paused', 'scheduled', 'later', 'b']);
-      const firstTwo = await t.store.movable('up1', 2);
-      expect(ids(firstTwo)).toEqual(['a', 'paused']);
+      expect(ids(await t.store.movable('up1', 10, 20))).toEqual(['a', 'b', 'c', 'd']);
+      const firstTwo = await t.store.movable('up1', 2, 20);
+      expect(ids(firstTwo)).toEqual(['a', 'b']);
       // `after` reads on past the last one listed, and past none with 0.
-      expect(ids(await t.store.movable('up1', 2, firstTwo[1]!.seq))).toEqual(['scheduled', 'later']);
-      expect(ids(await t.store.movable('up1', 10, 0))).toEqual(['a', 'paused', 'scheduled', 'later', 'b']);
-      expect(await t.store.movable('up1', 0)).toEqual([]);
-      expect(ids(await t.store.movable('up2', 10))).toEqual(['other']);
-      expect(await t.store.movable('up3', 10)).toEqual([]);
-      expect((await t.store.movable('up1', 1))[0]).toEqual({
+      expect(ids(await t.store.movable('up1', 2, 20, firstTwo[1]!.seq))).toEqual(['c', 'd']);
+      expect(ids(await t.store.movable('up1', 10, 20, 0))).toEqual(['a', 'b', 'c', 'd']);
+      expect(await t.store.movable('up1', 0, 20)).toEqual([]);
+      expect(ids(await t.store.movable('up2', 10, 20))).toEqual(['other']);
+      expect(await t.store.movable('up3', 10, 20)).toEqual([]);
+      expect((await t.store.movable('up1', 1, 20))[0]).toEqual({
         id: 'a', client: 'acme', upstream: 'up1', route: 'uk', source: 'ACME', destination: '971500000001', text: 'hello',
         messageType: 'TEXT', validityPeriod: '', attempts: 0, seq: expect.any(Number) as number,
       });
+    });
+
+    it('movable lists only what a claim could take at `now`: not held, not-yet-due or expired ones; a resumed or released one again', async () => {
+      await t.store.accept({ messages: [newMessage('a')], now: 1 });
+      const paused = await t.store.accept({ messages: [newMessage('paused', { partCount: 2 })], batch: bulk, now: 2 });
+      await t.store.accept({ messages: [newMessage('scheduled')], batch: bulk, schedule: { client: 'acme', runAt: 9_000, repeat: null }, now: 3 });
+      await t.store.accept({ messages: [newMessage('later', { notBefore: 9_000 }), newMessage('expiring', { expiresAt: 50 }), newMessage('b')], now: 4 });
+      await t.store.accept({ messages: [newMessage('soon', { partCount: 2, notBefore: 7_000 })], now: 5 });
+      await t.store.setBatchState('acme', paused.batchId!, 'paused', 6);
+
+      // Expired once `expires_at` has passed, as a claim and `expire` decide: listed at 50, not at 51.
+      expect(ids(await t.store.movable('up1', 10, 50))).toEqual(['a', 'expiring', 'b']);
+      expect(ids(await t.store.movable('up1', 10, 51))).toEqual(['a', 'b']);
+      // Due at its not-before time, not before (a retry's: below).
+      expect(ids(await t.store.movable('up1', 10, 6_999))).toEqual(['a', 'b']);
+      expect(ids(await t.store.movable('up1', 10, 7_000))).toEqual(['a', 'b', 'soon']);
+      expect(ids(await t.store.movable('up1', 10, 9_000))).toEqual(['a', 'later', 'b', 'soon']);
+      // Held ones are passed over, and `limit` counts only those listed.
+      expect(ids(await t.store.movable('up1', 2, 9_000))).toEqual(['a', 'later']);
+
+      await t.store.setBatchState('acme', paused.batchId!, 'active', 100);
+      expect(ids(await t.store.movable('up1', 10, 100))).toEqual(['a', 'paused', 'b']);
+      expect(await t.store.releaseDue(9_000)).toBe(1);
+      expect(ids(await t.store.movable('up1', 10, 9_000))).toEqual(['a', 'paused', 'scheduled', 'later', 'b', 'soon']);
+      await t.store.setBatchState('acme', paused.batchId!, 'paused', 9_001);
+      expect(ids(await t.store.movable('up1', 10, 9_001))).toEqual(['a', 'scheduled', 'later', 'b', 'soon']);
+    });
+
+    it('move re-decides on the message as it is: paused, not yet due or expired since the list, it stays', async () => {
+      const { batchId } = await t.store.accept({ messages: [newMessage('p', { partCount: 2 })], batch: bulk, now: 1 });
+      await t.store.accept({ messages: [newMessage('x'), newMessage('later', { notBefore: 500 }), newMessage('exp', { expiresAt: 50 })], now: 1 });
+      expect(ids(await t.store.movable('up1', 10, 40))).toEqual(['p', 'x', 'exp']);
+      await t.store.setBatchState('acme', batchId!, 'paused', 41);
+
+      expect(await t.store.move([moveTo('p', 'up2'), moveTo('x', 'up2'), moveTo('later', 'up2'), moveTo('exp', 'up2')], 60)).toEqual(['x']);
+      expect((await t.store.getMessage('p'))?.upstream).toBe('up1');
+      expect(await t.rows('SELECT part, upstream, held FROM parts WHERE message_id = $1 ORDER BY part', ['p']))
+        .toEqual([{ part: 1, upstream: 'up1', held: 1 }, { part: 2, upstream: 'up1', held: 1 }]);
+      expect(await t.store.expire(60)).toBe(1);
+      expect(await t.store.getMessage('exp')).toMatchObject({ upstream: 'up1', status: 'FAILED' });
+      expect(await t.store.move([moveTo('later', 'up2')], 499)).toEqual([]);
+      expect(await t.store.move([moveTo('later', 'up2')], 500)).toEqual(['later']);
+
+      await t.store.setBatchState('acme', batchId!, 'active', 600);
+      expect(ids(await t.store.claim('up1', 601, 10))).toEqual(['p']);
+      expect(ids(await t.store.claim('up2', 601, 10))).toEqual(['x', 'later']);
     });
 
     it('a moved message is claimed on its new upstream, composed for it, in its place by age; no longer on the old one', async () => {
@@ -61,8 +104,8 @@ export function describeRerouting(factory: StoreFactory): void {
       expect(await t.store.move([moveTo('a', 'up2')], 3)).toEqual(['a']);
 
       expect(await t.store.claim('up1', 10, 10)).toEqual([]);
-      expect(await t.store.movable('up1', 10)).toEqual([]);
-      expect(await t.store.movable('up2', 10)).toEqual([
+      expect(await t.store.movable('up1', 10, 3)).toEqual([]);
+      expect(await t.store.movable('up2', 10, 3)).toEqual([
         expect.objectContaining({ id: 'a', upstream: 'up2', route: 'uk', text: 'hi there', validityPeriod: '000001000000000R' }),
         expect.objectContaining({ id: 'b' }),
       ]);
@@ -86,7 +129,7 @@ export function describeRerouting(factory: StoreFactory): void {
 
     it('a message claimed since the list, moved by another call, or no longer on `from` is left alone; unknown ids too', async () => {
       await t.store.accept({ messages: ['a', 'b', 'c', 'd'].map((id) => newMessage(id, { partCount: 2 })), now: 1 });
-      expect(ids(await t.store.movable('up1', 10))).toEqual(['a', 'b', 'c', 'd']);
+      expect(ids(await t.store.movable('up1', 10, 1))).toEqual(['a', 'b', 'c', 'd']);
       expect(ids(await t.store.claim('up1', 10, 1))).toEqual(['a']);
       expect(await t.store.move([moveTo('b', 'up2')], 11)).toEqual(['b']);
 
@@ -138,19 +181,21 @@ export function describeRerouting(factory: StoreFactory): void {
       expect((await changeEvents(t.rows, 'two')).map((e) => [e.status, e.parts])).toEqual([['SENT', 1]]);
     });
 
-    it('attempts and the retry time are carried over: the new upstream claims it when it is due, with its attempts', async () => {
+    it('attempts and the retry time are carried over: listed and moved once the retry is due, claimed with its attempts', async () => {
       await t.store.accept({ messages: [newMessage('a', { partCount: 2 })], now: 1 });
       await t.store.claim('up1', 10, 10);
       // Uncertain, then requeued by a stop: two attempts on part 1, one on part 2.
       await t.store.recordSubmit('a', [
         { part: 1, kind: 'requeue', notBefore: 5_000, attempts: 2 }, { part: 2, kind: 'requeue', notBefore: 5_000, attempts: 1 },
       ], 20);
-      expect((await t.store.movable('up1', 10)).map((m) => [m.id, m.attempts])).toEqual([['a', 2]]);
+      expect(await t.store.movable('up1', 10, 4_999)).toEqual([]);
+      expect(await t.store.move([moveTo('a', 'up2')], 4_999)).toEqual([]);
+      expect((await t.store.movable('up1', 10, 5_000)).map((m) => [m.id, m.attempts])).toEqual([['a', 2]]);
 
-      expect(await t.store.move([moveTo('a', 'up2', 3)], 30)).toEqual(['a']);
-      expect((await t.store.getMessage('a'))?.parts.map((p) => [p.part, p.attempts, p.updatedAt])).toEqual([[1, 2, 30], [2, 2, 30], [3, 2, 30]]);
-      expect(await t.store.claim('up2', 4_999, 10)).toEqual([]);
-      expect(await t.store.readySince('up2', 4_999)).toBeNull();
+      expect(await t.store.move([moveTo('a', 'up2', 3)], 5_000)).toEqual(['a']);
+      expect((await t.store.getMessage('a'))?.parts.map((p) => [p.part, p.attempts, p.updatedAt])).toEqual([[1, 2, 5_000], [2, 2, 5_000], [3, 2, 5_000]]);
+      expect(await t.rows('SELECT part, not_before, held FROM parts WHERE message_id = $1 ORDER BY part', ['a']))
+        .toEqual([1, 2, 3].map((part) => ({ part, not_before: 5_000, held: 0 })));
       expect(await t.store.readySince('up2', 6_000)).toBe(5_000);
       const [again] = await t.store.claim('up2', 5_000, 10);
       expect(again?.parts.map((p) => [p.part, p.attempts])).toEqual([[1, 2], [2, 2], [3, 2]]);
@@ -178,12 +223,12 @@ export function describeRerouting(factory: StoreFactory): void {
       expect(await t.rows('SELECT upstream FROM outbox WHERE message_id = $1 ORDER BY id', ['a'])).toEqual([{ upstream: 'up1' }, { upstream: 'up2' }, { upstream: 'up2' }]);
     });
 
-    it('a held message moves held: its batch\'s pause, release and abort still reach it on the new upstream', async () => {
+    it('a moved message stays in its batch: its pause, resume and abort reach it on the new upstream; a schedule\'s once released', async () => {
       const { batchId } = await t.store.accept({ messages: [newMessage('p'), newMessage('q')], batch: bulk, now: 1 });
-      await t.store.setBatchState('acme', batchId!, 'paused', 2);
       const scheduled = await t.store.accept({ messages: [newMessage('s')], batch: bulk, schedule: { client: 'acme', runAt: 100, repeat: null }, now: 3 });
-      expect(await t.store.move([moveTo('p', 'up2'), moveTo('q', 'up2', 2), moveTo('s', 'up2')], 4)).toEqual(['p', 'q', 's']);
+      expect(await t.store.move([moveTo('p', 'up2'), moveTo('q', 'up2', 2), moveTo('s', 'up2')], 4)).toEqual(['p', 'q']);
 
+      await t.store.setBatchState('acme', batchId!, 'paused', 5);
       expect(await t.store.claim('up2', 10, 10)).toEqual([]);
       await t.store.setBatchState('acme', batchId!, 'active', 11);
       expect(ids(await t.store.claim('up2', 12, 1))).toEqual(['p']);
@@ -192,6 +237,7 @@ export function describeRerouting(factory: StoreFactory): void {
       expect(await t.store.getBatch('acme', batchId!)).toMatchObject({ total: 2, processed: 1 });
 
       expect(await t.store.releaseDue(100)).toBe(1);
+      expect(await t.store.move([moveTo('s', 'up2')], 100)).toEqual(['s']);
       expect(ids(await t.store.claim('up2', 101, 10))).toEqual(['s']);
       expect(await t.store.getBatch('acme', scheduled.batchId!)).toMatchObject({ total: 1, processed: 0 });
     });
@@ -209,7 +255,7 @@ export function describeRerouting(factory: StoreFactory): void {
       await t.store.accept({ messages: [newMessage('uk', { route: 'uk' }), newMessage('none')], now: 1 });
       expect((await t.store.getMessage('uk'))?.route).toBe('uk');
       expect((await t.store.getMessage('none'))?.route).toBeNull();
-      expect((await t.store.movable('up1', 10)).map((m) => [m.id, m.route])).toEqual([['uk', 'uk'], ['none', null]]);
+      expect((await t.store.movable('up1', 10, 1)).map((m) => [m.id, m.route])).toEqual([['uk', 'uk'], ['none', null]]);
     });
 
     it('a move without parts, or naming a message twice, is refused whole (INTERNAL)', async () => {
@@ -218,7 +264,7 @@ export function describeRerouting(factory: StoreFactory): void {
       expect(isSmppdError(empty, 'INTERNAL')).toBe(true);
       const twice = await t.store.move([moveTo('a', 'up2'), moveTo('a', 'up3')], 2).catch((e: unknown) => e);
       expect(isSmppdError(twice, 'INTERNAL')).toBe(true);
-      expect(ids(await t.store.movable('up1', 10))).toEqual(['a', 'b']);
+      expect(ids(await t.store.movable('up1', 10, 2))).toEqual(['a', 'b']);
     });
   });
 }

@@ -148,7 +148,7 @@ describe('SqliteStore migrations and settings', () => {
     v8.close();
     const store = await folder.open();
     expect((await store.getMessage('q1'))?.route).toBeNull();
-    expect((await store.movable('up1', 10)).map((m) => [m.id, m.route])).toEqual([['q1', null]]);
+    expect((await store.movable('up1', 10, 2)).map((m) => [m.id, m.route])).toEqual([['q1', null]]);
     const moved = { id: 'q1', from: 'up1', upstream: 'up2', encoding: 'GSM-7' as const, registeredDelivery: 1, sourceTon: 5, sourceNpi: 0, parts: [partBody('hi')] };
     expect(await store.move([moved], 2)).toEqual(['q1']);
     expect((await store.claim('up2', 10, 10)).map((m) => m.id)).toEqual(['q1']);

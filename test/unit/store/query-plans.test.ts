@@ -45,7 +45,8 @@ describe('SqliteStore query plans of the hot path', () => {
     folder = storeFolder();
     const store = await folder.open();
     await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { partCount: 1 + (i % 2) })), now: 1 });
-    const p = plan(MOVABLE_SQL, ['up1', 0, 50]);
+    // upstream, after, now (the not-before time), now (expiry), limit
+    const p = plan(MOVABLE_SQL, ['up1', 0, 10, 10, 50]);
     expect(p).toContain('USING INDEX parts_movable (upstream=? AND message_seq>?)');
     expect(p).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_parts_1 \(message_id=\?\)/);
     expect(p).not.toContain('TEMP B-TREE');

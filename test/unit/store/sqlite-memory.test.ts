@@ -209,7 +209,7 @@ async function run(c: Command, stores: SqliteStore[], m: Model): Promise<unknown
     }
     case 'move':
       return all(stores, async (s) => {
-        const listed = await s.movable('up1', c.limit);
+        const listed = await s.movable('up1', c.limit, now);
         const moves = listed.map((l) => ({
           id: l.id, from: 'up1', upstream: 'up1', encoding: 'GSM-7' as const, registeredDelivery: c.receipt ? 1 : 0, sourceTon: 5, sourceNpi: 0,
           parts: newMessage(l.id, { partCount: c.partCount, text: 'moved' }).parts,

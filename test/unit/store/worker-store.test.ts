@@ -90,7 +90,7 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
   it('lists and moves messages to another upstream across the thread, the new bodies stored as BLOBs', async () => {
     const store = await openStore();
     await store.accept({ messages: [newMessage('m1', { route: 'uk' }), newMessage('m2')], now: 1 });
-    expect((await store.movable('up1', 1)).map((m) => [m.id, m.route])).toEqual([['m1', 'uk']]);
+    expect((await store.movable('up1', 1, 2)).map((m) => [m.id, m.route])).toEqual([['m1', 'uk']]);
     const body = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x02, 0x00, 0x41]);
     const moved = await store.move([{
       id: 'm1', from: 'up1', upstream: 'up2', encoding: 'UNICODE', registeredDelivery: 1, sourceTon: 5, sourceNpi: 0,
