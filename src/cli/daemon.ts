@@ -170,7 +170,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     // A failed-over upstream is handed nothing: its queued messages move to another.
     usable: (upstream) => !availability.failedOver(upstream),
   });
-  availability.onChange((upstream, available) => {
+  const unwatchRoutes = availability.onChange((upstream, available) => {
     routeWatch.changed(upstream, available);
     if (available) dispatcher.wake();
   });
@@ -307,6 +307,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         // The queue next: sends under way commit and are acked, held messages go back to the queue.
         await amqpIngress?.stop();
         await failover.stop();
+        // The binds about to go down by our own stop are no route failing over.
+        unwatchRoutes();
         const settled = dispatcher.stop();
         await pool.stop(config.shutdown.drainSeconds * 1000);
         await settled;

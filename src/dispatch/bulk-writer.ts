@@ -5,7 +5,6 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { MessageIntake, NewBatch, NewMessage } from '../store/intake.js';
-import type { SendCommon } from './accept.js';
 import type { QueueRoom, Reservation } from './queue-room.js';
 
 export interface BulkWriterParts {
@@ -19,7 +18,8 @@ export interface BulkWriterParts {
   /** Parts each number becomes, at most (the upstreams a number may route to may split the text differently). */
   partsPerMessage: number;
   batch: NewBatch;
-  common: SendCommon;
+  /** The job's client, and its schedule if it has one (`SendCommon`'s). */
+  common: { client: string; schedule?: { runAt: number; repeat: string | null } };
   onAccepted: () => void;
   /** After each commit: the messages stored (their route and upstream are counted). */
   onStored?: (messages: readonly NewMessage[]) => void;

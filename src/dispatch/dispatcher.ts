@@ -34,7 +34,7 @@ export interface Admission {
 /** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
 export interface SubmitTarget {
   accepting(upstream: string): boolean;
-  submit(upstream: string, parts: SubmitPart[]): Promise<MessageOutcome>;
+  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number): Promise<MessageOutcome>;
   onDrain(listener: (upstream: string) => void): () => void;
 }
 
@@ -315,7 +315,8 @@ export class Dispatcher {
       lane.inPool--;
       this.#kickIfWaiting(lane);
     };
-    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)))
+    // The pool counts on from the attempts a part already had (a failover's): maxAttempts is overall.
+    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)), m.parts[0]?.attempts ?? 0)
       .then((outcome) => {
         leftPool();
         return this.#record(m, outcome.parts);
@@ -352,7 +353,8 @@ export class Dispatcher {
 
   #record(m: ClaimedMessage, outcomes: PartOutcome[]): Promise<void> {
     const now = this.#o.clock.wallNow();
-    const results = m.parts.map((p, i) => partResult(p.part, p.attempts, outcomes[i], now));
+    // The first part's attempts are in its outcome already (`submit`'s priorAttempts).
+    const results = m.parts.map((p, i) => partResult(p.part, i === 0 ? 0 : p.attempts, outcomes[i], now));
     m.parts.forEach((p, i) => {
       const o = outcomes[i];
       if (o?.kind !== 'uncertain' || o.why !== 'attempts') return;

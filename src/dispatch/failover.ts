@@ -51,6 +51,8 @@ export class Failover {
   readonly #o: FailoverOptions;
   readonly #task: RepeatingTask;
   readonly #batch: number;
+  /** Per upstream, the seq the next read of its queue starts after (absent: from the head). */
+  readonly #cursor = new Map<string, number>();
 
   constructor(o: FailoverOptions) {
     this.#o = o;
@@ -73,7 +75,12 @@ export class Failover {
   /** One pass over the upstreams that failed over (the task's run; tests call it directly). */
   async run(): Promise<void> {
     for (const upstream of this.#o.upstreams) {
-      if (!this.#o.availability.failedOver(upstream)) continue;
+      if (!this.#o.availability.failedOver(upstream)) {
+        this.#cursor.delete(upstream);
+        continue;
+      }
+      // Nowhere to go: the pool keeps what it holds (with the attempts it counts) for its return.
+      if (!this.#hasAlternative(upstream)) continue;
       const withdrawn = this.#o.pool.withdrawUnstarted(upstream);
       if (withdrawn > 0) {
         this.#o.log.info({ event: 'failover_withdrawn', upstream, messages: withdrawn }, 'messages waiting for a bind of an unavailable upstream go back to the queue to move');
@@ -82,13 +89,23 @@ export class Failover {
     }
   }
 
+  /** Whether a route through `upstream` has another upstream available now. */
+  #hasAlternative(upstream: string): boolean {
+    return this.#o.router.table.routes.some((r) => r.upstreams.includes(upstream) && r.upstreams.some((u) => u !== upstream && this.#o.availability.available(u)));
+  }
+
+  /**
+   * Moves what it can of `from`'s queue, a batch a commit, at most MAX_ROUNDS commits a run. The
+   * next run reads on from where this one stopped (from the head again once a read reached the
+   * end), so messages left where they are (no other upstream on their route, a text the other
+   * upstream cannot carry) never hold back those behind them, however many they are.
+   */
   async #moveQueued(from: string): Promise<void> {
-    // Past the messages left where they are (no other upstream, a text the other cannot carry),
-    // so that they never hold back the ones behind them.
-    let after = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const movable = await this.#o.store.movable(from, this.#batch, after);
-      after = movable.at(-1)?.seq ?? after;
+      const after = this.#cursor.get(from) ?? 0;
+      const movable = await this.#o.store.movable(from, this.#batch, this.#o.clock.wallNow(), after);
+      if (movable.length < this.#batch) this.#cursor.delete(from);
+      else this.#cursor.set(from, movable.at(-1)!.seq);
       const moves = movable.flatMap((m) => this.#moveOf(m, from));
       if (moves.length > 0) {
         const moved = new Set(await this.#o.store.move(moves, this.#o.clock.wallNow()));

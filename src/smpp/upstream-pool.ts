@@ -122,8 +122,12 @@ export class UpstreamPool extends EventEmitter {
     return this.#queue.size;
   }
 
-  /** Sends the parts of one message in order. Resolves when every part has an outcome. */
-  submit(parts: SubmitPart[]): Promise<MessageOutcome> {
+  /**
+   * Sends the parts of one message in order. Resolves when every part has an outcome.
+   * `priorAttempts`: attempts the first part already had (sent elsewhere with no answer, before a
+   * failover); they count toward `maxAttempts` and are in its outcome's `attempts`.
+   */
+  submit(parts: SubmitPart[], priorAttempts = 0): Promise<MessageOutcome> {
     if (this.#stopping) return Promise.reject(new SmppdError(ErrorCode.POOL_STOPPED, `upstream ${this.name} is stopping`));
     if (this.#queue.size >= this.settings.maxQueued) {
       this.#full = true;
@@ -131,7 +135,7 @@ export class UpstreamPool extends EventEmitter {
     }
     return new Promise((resolve) => {
       const job: Job = {
-        ticket: 0, parts, outcomes: [], index: 0, attempts: 0, attempt: 0,
+        ticket: 0, parts, outcomes: [], index: 0, attempts: priorAttempts, attempt: 0,
         inFlight: false, awaitingLate: false, done: false, resolve,
       };
       if (parts.length === 0) return this.#finish(job);

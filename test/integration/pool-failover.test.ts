@@ -70,4 +70,29 @@ describe('pool', () => {
     await until(() => sim.counters().totals.unbindsReceived === 1, 5_000, 'unbind at SMSC');
     expect(pool.stats()[0]!.state).toBe('stopped');
   });
+
+  it('withdrawUnstarted gives back the queued messages with no part accepted, each part withdrawn, with the attempts the SMSC never answered', async () => {
+    const { sim, port } = await simulator();
+    const pool = new Pool({ upstreams: [upstream({ port, binds: 1, window: 5 })], clock, log: silentLog, metrics: noEngineMetrics });
+    cleanup.push(() => pool.stop(100));
+    // Not started: nothing is bound, so every message waits in the queue.
+    const waiting = Array.from({ length: 3 }, (_, i) => pool.submit('sim', [part(`4915${i}`), part(`4915${i}`)], i));
+    expect(pool.withdrawUnstarted('sim')).toBe(3);
+    const outcomes = await Promise.all(waiting);
+    expect(outcomes.map((o) => o.parts)).toEqual([0, 1, 2].map((attempts) => [
+      { kind: 'unsent', reason: 'withdrawn', attempts }, { kind: 'unsent', reason: 'withdrawn' },
+    ]));
+    expect(pool.queued('sim')).toBe(0);
+    expect(sim.counters().totals.submitsReceived).toBe(0);
+  });
+
+  it('a message\'s prior attempts count toward maxAttempts: one with 2 of 3 used is sent once more, then FAILED', async () => {
+    const { sim, port } = await simulator({ submitStatus: { 0x08: 1 } }); // ESME_RSYSERR: retryable
+    const pool = new Pool({ upstreams: [upstream({ port, binds: 1, window: 5, maxAttempts: 3 })], clock, log: silentLog, metrics: noEngineMetrics });
+    pool.start();
+    cleanup.push(() => pool.stop(100));
+    const outcome = await pool.submit('sim', [part('4916000')], 2);
+    expect(outcome.parts[0]).toMatchObject({ kind: 'failed', attempts: 3 });
+    expect(sim.counters().totals.submitsReceived).toBe(1);
+  });
 });

@@ -115,5 +115,10 @@ describe('failover between SMSCs', () => {
     expect(linesOf(lines, 'route_returned')).toEqual([expect.objectContaining({ level: 'warn', route: '*', upstream: 'a', from: 'b' })]);
     expect(await r.counter('smppd_route_sends_total', { route: '*', upstream: 'a' })).toBe(10);
     expect(await r.counter('smppd_route_sends_total', { route: '*', upstream: 'b' })).toBe(5);
+
+    // A graceful stop takes every bind down: no route is failing over for that.
+    await r.d.stop();
+    expect(linesOf(lines, 'route_failover')).toHaveLength(1);
+    expect(await r.counter('smppd_route_failovers_total')).toBe(1);
   }, 60_000);
 });

@@ -44,7 +44,7 @@ function fakeStore(messages: MovableMessage[]) {
   /** Ids a claim took before the move: the store leaves them. */
   const taken = new Set<string>();
   const store: MessageRerouting = {
-    async movable(upstream, limit, after = 0) {
+    async movable(upstream, limit, _now, after = 0) {
       movableCalls.push([upstream, limit, after]);
       return messages.filter((m) => m.upstream === upstream && m.seq > after).slice(0, limit).map((m) => ({ ...m }));
     },
@@ -220,6 +220,26 @@ describe('Failover.run', () => {
     expect(r.on('y')).toEqual([messages[4]!.id]);
     expect(r.on('x')).toHaveLength(4);
     expect(r.movableCalls.map(([, , after]) => after)).toEqual([0, messages[1]!.seq, messages[3]!.seq]);
+  });
+
+  it('a run reads on where the last one stopped: more unmovable messages than a run reads never block those behind', async () => {
+    // 45 of route fr (x only) fill more than a run's 20 reads of 2; the uk one behind them moves in the second run.
+    const messages = [...Array.from({ length: 45 }, (_, i) => message(`336123${String(i).padStart(5, '0')}`)), message('447700900001')];
+    const r = rig(messages, { batch: 2 });
+    await r.failover.run();
+    expect(r.on('y')).toEqual([]);
+    await r.failover.run();
+    expect(r.on('y')).toEqual([messages[45]!.id]);
+    // The read that reached the end starts the next run from the head again.
+    await r.failover.run();
+    expect(r.movableCalls.at(-20)?.[2]).toBe(0);
+  });
+
+  it('with no other upstream available on any of its routes, the pool keeps what it holds', async () => {
+    const r = rig([message('447700900001')], { down: ['x', 'y', 'z', 'w'] });
+    await r.failover.run();
+    expect(r.withdrawn).toEqual([]);
+    expect(r.movableCalls).toEqual([]);
   });
 
   it('an upstream this instance has no binds to is not its to move, even when it counts as failed over here', async () => {

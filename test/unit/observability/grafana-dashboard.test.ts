@@ -47,6 +47,7 @@ async function declared(processMetrics: boolean): Promise<Map<string, { type: st
     processMetrics,
     readOutbox: async () => [],
     readQueue: async () => ({ queued: 0, inflight: 0, parked: 0 }),
+    readUpstreams: () => [],
   });
   await metrics.registry.metrics();
   return new Map(metrics.registry.getMetricsAsArray().map((m) => [
@@ -78,9 +79,9 @@ describe('config/grafana-dashboard.json', () => {
     expect(queryPanels.length).toBeGreaterThan(0);
   });
 
-  it('has the rows Traffic, Binds, Queue and receipts, Webhooks, HTTP API, Queue ingress (RabbitMQ) and Process, each with panels', () => {
+  it('has the rows Traffic, Binds, Queue and receipts, Webhooks, HTTP API, Queue ingress (RabbitMQ), Process and Routing and failover, each with panels', () => {
     expect(dashboard.panels[0]?.type).toBe('row');
-    expect(rows.map((r) => r.title)).toEqual(['Traffic', 'Binds', 'Queue and receipts', 'Webhooks', 'HTTP API', 'Queue ingress (RabbitMQ)', 'Process']);
+    expect(rows.map((r) => r.title)).toEqual(['Traffic', 'Binds', 'Queue and receipts', 'Webhooks', 'HTTP API', 'Queue ingress (RabbitMQ)', 'Process', 'Routing and failover']);
     for (const r of rows) expect(r.panels.length, r.title).toBeGreaterThan(0);
   });
 
