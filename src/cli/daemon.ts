@@ -153,6 +153,10 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   // Which upstreams can send, from the binds' states: routes choose by it, failover acts on it.
   const availability = new UpstreamAvailability(clock, config.upstreams.map((u) => ({ name: u.name, binds: u.binds, failoverAfterMs: u.failoverAfterSeconds * 1000 })));
   const router = new Router(new RouteTable(config.routes), availability);
+  for (const u of config.upstreams) {
+    if (u.bindMode === 'receiver' || config.routes.some((r) => r.upstreams.includes(u.name))) continue;
+    log.warn({ event: 'upstream_unrouted', upstream: u.name }, 'no route names this upstream: it sends nothing, it only brings in receipts and inbound messages');
+  }
   const routeWatch = new RouteWatch(config.routes, availability, log.child({ component: 'routing' }), deps.metrics);
   const pool = new Pool({
     upstreams, clock, log, deliver: deliveries.handle, metrics: deps.metrics ?? noEngineMetrics, warnings,

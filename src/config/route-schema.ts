@@ -35,8 +35,9 @@ export const DEFAULT_ROUTE_NAME = 'default';
 const ROUTE_NAME = /^[A-Za-z0-9_.,*@-]{1,64}$/;
 const NAME_MAX = 64;
 /** E.164 §6: a number is at most 15 digits, so a longer prefix could match none. */
-const PREFIX = /^\d{0,15}$/;
-const PREFIX_MESSAGE = 'must be digits only (0–9), at most 15';
+/** Numbers carry their country code (no leading 0, as the API checks them): a prefix starting with 0 matches none. */
+const PREFIX = /^(?:[1-9]\d{0,14})?$/;
+const PREFIX_MESSAGE = 'must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)';
 
 const prefixSchema = z.string({ error: typeMessage('a string') }).regex(PREFIX, { error: PREFIX_MESSAGE });
 
@@ -121,14 +122,26 @@ export function routeProblems(
     r.clients?.forEach((c, j) => {
       if (!clients.has(c)) problems.push({ path: ['routes', i, 'clients', j], message: 'names no client' });
     });
-    const audience = r.clients === undefined ? '' : `@${[...new Set(r.clients)].sort().join('\n')}`;
+    // One route per prefix and client: a client in two lists at one prefix would take the first in
+    // the file without a word. Every client's own route and the one for every client are told apart.
+    const audience = r.clients === undefined ? ['*'] : [...new Set(r.clients)];
+    const sameClients = (j: number): boolean => {
+      const other = routes[j]?.clients;
+      return other === undefined ? r.clients === undefined
+        : r.clients !== undefined && new Set(other).size === audience.length && other.every((c) => audience.includes(c));
+    };
     prefixList(r).forEach((prefix, k) => {
-      const key = `${prefix}${audience}`;
-      const first = byPrefix.get(key);
-      if (first === undefined) byPrefix.set(key, i);
-      else if (first !== i) {
+      for (const who of audience) {
+        const key = `${prefix}@${who}`;
+        const first = byPrefix.get(key);
+        if (first === undefined) {
+          byPrefix.set(key, i);
+          continue;
+        }
+        if (first === i) continue;
         const path = typeof r.prefix === 'string' ? ['routes', i, 'prefix'] : ['routes', i, 'prefix', k];
-        problems.push({ path, message: `"${prefix}" is also routes[${first}]'s prefix for the same clients` });
+        problems.push({ path, message: sameClients(first) ? `"${prefix}" is also routes[${first}]'s prefix for the same clients` : `"${prefix}" is also routes[${first}]'s prefix for client ${who}` });
+        break;
       }
     });
     const name = r.name ?? routeName(prefixList(r), r.clients);

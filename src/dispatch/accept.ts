@@ -113,8 +113,28 @@ export class Acceptor {
    * QUEUE_FULL when its parts would pass a cap on queued parts (`QueueRoom`).
    */
   async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
-    const target = this.#target(req.destination, req.client);
-    const message = this.#messageOf(req, req.destination, this.#compose(req, target.upstream), target);
+    const route = this.#routeOf(req.destination, req.client);
+    // Composed lazily for the upstreams the choice looks at: one that cannot carry the text (its
+    // alphabet, its part limit) is passed over for one of the route that can.
+    const composed = new Map<string, ComposedMessage | Error>();
+    const attempt = (upstream: string): ComposedMessage | Error => {
+      let c = composed.get(upstream);
+      if (c === undefined) {
+        try {
+          c = this.#compose(req, upstream);
+        } catch (e) {
+          c = asError(e);
+        }
+        composed.set(upstream, c);
+      }
+      return c;
+    };
+    const upstream = this.#router.upstreamFor(route, (u) => !(attempt(u) instanceof Error));
+    const chosen = attempt(upstream ?? route.upstreams[0]!);
+    // None can: the preferred upstream's reason.
+    if (chosen instanceof Error) throw chosen;
+    const target = { route, upstream: upstream! };
+    const message = this.#messageOf(req, req.destination, chosen, target);
     const room = await this.#room.reserve(req.client, message.parts.length);
     const now = this.#clock.wallNow();
     try {
@@ -179,22 +199,36 @@ export class Acceptor {
       try {
         probes.set(upstream, this.#compose(common, upstream));
       } catch (e) {
-        refusals.set(upstream, e instanceof Error ? e : new Error(String(e)));
+        refusals.set(upstream, asError(e));
       }
     }
     const sample = probes.values().next().value;
     // Sendable through none of them: the first refusal says why (an upstream's rules, or the text).
     if (sample === undefined) throw refusals.values().next().value ?? new SmppdError(ErrorCode.NO_ROUTE, 'no route applies to this client');
     (await this.#room.reserve(common.client, 0)).release();
+    /** A route's upstreams that can carry the text, or the reason its preferred one cannot. */
+    const refusalOf = (route: RouteSpec): Error => refusals.get(route.upstreams[0]!) ?? new SmppdError(ErrorCode.INTERNAL, `no composition for route ${route.name}`);
     const make = (destination: string): NewMessage => {
-      const target = this.#target(destination, common.client);
-      const probe = probes.get(target.upstream);
-      if (probe === undefined) throw refusals.get(target.upstream) ?? new SmppdError(ErrorCode.INTERNAL, `no composition for upstream ${target.upstream}`);
-      return this.#messageOf(common, destination, probe.parts.length === 1 ? probe : this.#compose(common, target.upstream), target);
+      const route = this.#routeOf(destination, common.client);
+      const upstream = this.#router.upstreamFor(route, (u) => probes.has(u));
+      const probe = upstream === undefined ? undefined : probes.get(upstream);
+      if (upstream === undefined || probe === undefined) throw refusalOf(route);
+      return this.#messageOf(common, destination, probe.parts.length === 1 ? probe : this.#compose(common, upstream), { route, upstream });
+    };
+    // What each route makes of the text at most, over its upstreams that can carry it.
+    const partsOfRoute = new Map<RouteSpec, number>();
+    const partsOf = (destination: string): number => {
+      const route = this.#routeOf(destination, common.client);
+      let parts = partsOfRoute.get(route);
+      if (parts === undefined) {
+        parts = Math.max(0, ...route.upstreams.map((u) => probes.get(u)?.parts.length ?? 0));
+        if (parts === 0) throw refusalOf(route);
+        partsOfRoute.set(route, parts);
+      }
+      return parts;
     };
     return new BulkWriter({
-      store: this.#store, clock: this.#clock, room: this.#room, make,
-      routable: (destination) => this.#router.route(destination, common.client) !== undefined,
+      store: this.#store, clock: this.#clock, room: this.#room, make, partsOf,
       partsPerMessage: Math.max(...[...probes.values()].map((p) => p.parts.length)),
       batch: { client: common.client, senderId: common.senderId, reqType: 'bulk', messageType: sample.encoding, campaignName: common.campaignName ?? null },
       common, onAccepted: this.#onAccepted,
@@ -212,11 +246,11 @@ export class Acceptor {
     return composer.compose({ ...message, destination: '' });
   }
 
-  /** The route and the upstream a send of `destination` by `client` takes now; throws NO_ROUTE. */
-  #target(destination: string, client: string): Target {
+  /** The route a send of `destination` by `client` takes; throws NO_ROUTE. */
+  #routeOf(destination: string, client: string): RouteSpec {
     const route = this.#router.route(destination, client);
     if (!route) throw new SmppdError(ErrorCode.NO_ROUTE, `destinationNumber: no route takes ${destination} for this client`);
-    return { route, upstream: this.#router.upstreamFor(route) };
+    return route;
   }
 
   /** Every upstream a route that applies to `client` names. */
@@ -282,6 +316,10 @@ export function claimedOf(m: NewMessage): ClaimedMessage {
   };
 }
 
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
 
 interface Target {
   route: RouteSpec;

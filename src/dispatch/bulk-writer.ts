@@ -3,7 +3,7 @@
  * up front (`QueueRoom`): the job is refused whole when its parts do not fit, never half stored.
  */
 import type { Clock } from '../core/clock.js';
-import { ErrorCode, SmppdError } from '../core/errors.js';
+import { ErrorCode, isSmppdError, SmppdError } from '../core/errors.js';
 import type { MessageIntake, NewBatch, NewMessage } from '../store/intake.js';
 import type { QueueRoom, Reservation } from './queue-room.js';
 
@@ -13,9 +13,12 @@ export interface BulkWriterParts {
   room: QueueRoom;
   /** The message of one number, routed and composed; throws NO_ROUTE or a compose error. */
   make: (destination: string) => NewMessage;
-  /** Whether a route takes `destination` for the job's client. */
-  routable: (destination: string) => boolean;
-  /** Parts each number becomes, at most (the upstreams a number may route to may split the text differently). */
+  /**
+   * Parts `destination` becomes at most, over the upstreams of its route; throws NO_ROUTE, or
+   * the reason the route's preferred upstream cannot carry the text when none of them can.
+   */
+  partsOf: (destination: string) => number;
+  /** Parts a number becomes at most, over every upstream (the room `reserve` holds without `checkRoutes`). */
   partsPerMessage: number;
   batch: NewBatch;
   /** The job's client, and its schedule if it has one (`SendCommon`'s). */
@@ -33,6 +36,8 @@ export class BulkWriter {
   #count = 0;
   #room: Reservation | undefined;
   #reserved = 0;
+  /** The parts the checked numbers make, each by its route (`checkRoutes`). */
+  #checkedParts: { numbers: number; parts: number } | undefined;
 
   constructor(o: BulkWriterParts) {
     this.#o = o;
@@ -50,25 +55,34 @@ export class BulkWriter {
     return this.#count;
   }
 
-  /** Parts each number becomes, at most. */
+  /** Parts a number becomes, at most, over every upstream. */
   get partsPerMessage(): number {
     return this.#o.partsPerMessage;
   }
 
   /**
-   * Throws NO_ROUTE, naming how many and the first, when a route takes none of some of the
-   * numbers: the job is refused whole, before anything is stored.
+   * Routes every number before anything is stored: throws NO_ROUTE, naming how many and the
+   * first, when a route takes none of some of them, or why a route cannot carry the text; the job
+   * is refused whole. Else `reserve` holds the parts each number's route makes of the text.
    */
   checkRoutes(chunks: Iterable<readonly string[]>): void {
     let missing = 0;
     let first: string | undefined;
+    let numbers = 0;
+    let parts = 0;
     for (const chunk of chunks) {
       for (const d of chunk) {
-        if (this.#o.routable(d)) continue;
-        missing++;
-        first ??= d;
+        try {
+          parts += this.#o.partsOf(d);
+          numbers++;
+        } catch (e) {
+          if (!isSmppdError(e, ErrorCode.NO_ROUTE)) throw e;
+          missing++;
+          first ??= d;
+        }
       }
     }
+    this.#checkedParts = { numbers, parts };
     if (first !== undefined) {
       throw new SmppdError(ErrorCode.NO_ROUTE, `destinationNumberFile: ${missing} number${missing === 1 ? '' : 's'} match no route for this client (the first: ${first}); nothing was stored`);
     }
@@ -80,7 +94,9 @@ export class BulkWriter {
    */
   async reserve(numbers: number): Promise<void> {
     if (this.#room) throw new SmppdError(ErrorCode.INTERNAL, 'a bulk job reserves its room once');
-    this.#room = await this.#o.room.reserve(this.#o.common.client, numbers * this.#o.partsPerMessage);
+    const checked = this.#checkedParts;
+    const parts = checked?.numbers === numbers ? checked.parts : numbers * this.#o.partsPerMessage;
+    this.#room = await this.#o.room.reserve(this.#o.common.client, parts);
     this.#reserved = numbers;
   }
 

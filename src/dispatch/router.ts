@@ -49,9 +49,13 @@ export class Router {
     return this.#table.match(destination, client);
   }
 
-  /** The upstream a new send on `route` goes to now. */
-  upstreamFor(route: RouteSpec): string {
-    return this.#pick(route, (u) => this.#availability.available(u)) ?? route.upstreams[0]!;
+  /**
+   * The upstream a new send on `route` goes to now, among those that can carry it (`carries`: its
+   * text within their rules): the first available one, or the next by weight; with none of them
+   * available, the first that can carry it (the send waits in its queue). Undefined: none can.
+   */
+  upstreamFor(route: RouteSpec, carries: (upstream: string) => boolean = () => true): string | undefined {
+    return this.#pick(route, (u) => carries(u) && this.#availability.available(u)) ?? route.upstreams.find(carries);
   }
 
   /**
@@ -70,7 +74,7 @@ export class Router {
     // A weighted route's next pick without moving its rotation.
     const upstream = route.strategy === 'weighted'
       ? (upstreams.filter((u) => u.available).sort((a, b) => b.weight - a.weight)[0]?.name ?? route.upstreams[0]!)
-      : this.upstreamFor(route);
+      : (this.upstreamFor(route) ?? route.upstreams[0]!);
     return { route, upstream, upstreams };
   }
 

@@ -194,9 +194,9 @@ class BulkUpload {
       const reasons = Object.entries(info.errors).map(([reason, n]) => `${reason} ${n}`).join(', ');
       throw new ApiError('VALIDATION', `${FILE_PART}: holds no valid number (${info.total} read, ${info.invalidCount} invalid${reasons ? `: ${reasons}` : ''}, ${info.duplicate} duplicate)`);
     }
-    // A number no route takes refuses the job whole, before anything is stored (NO_ROUTE).
-    // (Every number of the file, repeats too: `toSend`'s chunks can be read once only.)
-    job.writer.checkRoutes(this.#numbers.toSend(false).chunks(this.#chunkSize));
+    // A number no route takes refuses the job whole, before anything is stored (NO_ROUTE); the
+    // room it reserves is what each number's route makes of the text.
+    job.writer.checkRoutes(toSend.chunks(this.#chunkSize));
     await job.writer.reserve(toSend.count);
     for (const chunk of toSend.chunks(this.#chunkSize)) await job.writer.add(chunk);
     this.ctx.deps.log.info({ event: 'bulk_accepted', client: this.client.name, batchId: job.writer.batchId, ...info }, 'sendbulk accepted');

@@ -45,15 +45,18 @@ export class DestinationList {
       if (i === 0 || sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i]!;
     }
     const keys = sorted.subarray(0, unique);
-    const sent = new Uint8Array(Math.ceil(unique / 8));
-    const first = (v: number): boolean => {
-      const i = indexOf(keys, v);
-      const bit = 1 << (i & 7);
-      if ((sent[i >> 3]! & bit) !== 0) return false;
-      sent[i >> 3]! |= bit;
-      return true;
+    // Each reading keeps its own record of the numbers it gave: a reading starts from the file's start.
+    const firstOf = (): ((v: number) => boolean) => {
+      const sent = new Uint8Array(Math.ceil(unique / 8));
+      return (v) => {
+        const i = indexOf(keys, v);
+        const bit = 1 << (i & 7);
+        if ((sent[i >> 3]! & bit) !== 0) return false;
+        sent[i >> 3]! |= bit;
+        return true;
+      };
     };
-    return { count: unique, repeats: inOrder.length - unique, chunks: (size) => chunksOf(inOrder, size, first) };
+    return { count: unique, repeats: inOrder.length - unique, chunks: (size) => chunksOf(inOrder, size, firstOf()) };
   }
 }
 
@@ -62,7 +65,7 @@ export interface DestinationsToSend {
   count: number;
   /** Repeats left out (0 unless distinct). */
   repeats: number;
-  /** The numbers to send as digit strings, `size` at a time, in file order; once only. */
+  /** The numbers to send as digit strings, `size` at a time, in file order; each call reads them all again. */
   chunks(size: number): Generator<string[]>;
 }
 

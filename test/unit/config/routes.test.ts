@@ -77,9 +77,9 @@ describe('routes as written', () => {
     const c = await load(`routes:
   - { prefix: "44", upstreams: [uk-main] }
   - { prefix: "44", upstreams: [eu], clients: [shop] }
-  - { prefix: "44", upstreams: [global-backup], clients: [shop, app] }
+  - { prefix: "44", upstreams: [global-backup], clients: [app] }
 `);
-    expect(c.routes.map((r) => r.name)).toEqual(['44', '44@shop', '44@shop,app']);
+    expect(c.routes.map((r) => r.name)).toEqual(['44', '44@shop', '44@app']);
   });
 
   it('upstreams[].failoverAfterSeconds: default 10, any number ≥ 0', async () => {
@@ -121,9 +121,13 @@ describe('a bad route is refused with its key path and the reason', () => {
     ['an unknown upstream', 'routes: [{ prefix: "44", upstreams: [uk-main, uk-backup] }]\n', ['routes[0].upstreams[1]: names no upstream']],
     ['an unknown client', 'routes:\n  - { prefix: "44", upstreams: [eu] }\n  - { prefix: "44", upstreams: [eu], clients: [app, shops] }\n',
       ['routes[1].clients[1]: names no client']],
-    ['a prefix with a plus', 'routes: [{ prefix: "+44", upstreams: [eu] }]\n', ['routes[0].prefix: must be digits only (0–9), at most 15']],
-    ['a prefix with a space, in a list', 'routes: [{ prefix: ["447", "44 20"], upstreams: [eu] }]\n', ['routes[0].prefix[1]: must be digits only (0–9), at most 15']],
-    ['a prefix longer than a number', 'routes: [{ prefix: "1234567890123456", upstreams: [eu] }]\n', ['routes[0].prefix: must be digits only (0–9), at most 15']],
+    ['a prefix with a plus', 'routes: [{ prefix: "+44", upstreams: [eu] }]\n', ['routes[0].prefix: must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)']],
+    ['a prefix with a space, in a list', 'routes: [{ prefix: ["447", "44 20"], upstreams: [eu] }]\n', ['routes[0].prefix[1]: must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)']],
+    ['a prefix starting with 0', 'routes: [{ prefix: "0044", upstreams: [eu] }]\n',
+      ['routes[0].prefix: must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)']],
+    ['a client in two routes at one prefix', 'routes:\n  - { prefix: "44", upstreams: [eu], clients: [shop] }\n  - { prefix: "44", upstreams: [uk-main], clients: [app, shop] }\n',
+      ['routes[1].prefix: "44" is also routes[0]\'s prefix for client shop']],
+    ['a prefix longer than a number', 'routes: [{ prefix: "1234567890123456", upstreams: [eu] }]\n', ['routes[0].prefix: must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)']],
     ['a prefix as a YAML number', 'routes: [{ prefix: 44, upstreams: [eu] }]\n',
       ['routes[0].prefix: must be a string of digits or a list of them, e.g. "44" or ["447", "4420"]: put it in quotes']],
     ['a prefix as a YAML number in a list', 'routes: [{ prefix: ["447", 4420], upstreams: [eu] }]\n', ['routes[0].prefix[1]: must be a string: put it in quotes']],
@@ -158,7 +162,7 @@ describe('a bad route is refused with its key path and the reason', () => {
     ['an unknown key', 'routes: [{ prefix: "44", upstreams: [eu], client: [shop] }]\n', ['routes[0].client: unknown key']],
     ['a name with a space', 'routes: [{ name: "uk main", prefix: "44", upstreams: [eu] }]\n', ['routes[0].name: must be 1–64 letters, digits, _ . - , * or @']],
     ['a name too long', `routes: [{ name: ${'r'.repeat(65)}, prefix: "44", upstreams: [eu] }]\n`, ['routes[0].name: must be 1–64 letters, digits, _ . - , * or @']],
-    ['a made name too long', `routes: [{ prefix: [${Array.from({ length: 6 }, (_, i) => `"${String(i).repeat(10)}"`).join(', ')}], upstreams: [eu] }]\n`,
+    ['a made name too long', `routes: [{ prefix: [${Array.from({ length: 6 }, (_, i) => `"${String(i + 1).repeat(10)}"`).join(', ')}], upstreams: [eu] }]\n`,
       ['routes[0].name: is required when the name made of the prefixes and clients would be longer than 64 characters']],
     ['two routes of one name', 'routes:\n  - { name: uk, prefix: "44", upstreams: [uk-main] }\n  - { name: uk, prefix: "4420", upstreams: [eu] }\n',
       ['routes[1].name: duplicates routes[0].name']],
@@ -180,7 +184,7 @@ describe('a bad route is refused with its key path and the reason', () => {
   - { prefix: "44", upstreams: [eu], clients: [nobody] }
 `)).toEqual([
       'routes[0].extra: unknown key',
-      'routes[1].prefix[0]: must be digits only (0–9), at most 15',
+      'routes[1].prefix[0]: must be digits only (0–9), at most 15, not starting with 0 (numbers start with their country code)',
       'routes[1].upstreams[1]: duplicates upstreams[0]',
       'routes[1].weights: must have one weight per upstream (2), has 1',
       'routes[0].upstreams[1]: names no upstream',

@@ -17,6 +17,7 @@ const UPSTREAMS: AcceptorUpstream[] = [
   { name: 'gsm', compose: { ...RULES, defaultAlphabet: 'gsm7' } },
   { name: 'latin', compose: { ...RULES, defaultAlphabet: 'latin1', longMessages: 'sar', requestReceipts: false } },
   { name: 'short', compose: { ...RULES, defaultAlphabet: 'gsm7', maxParts: 1 } },
+  { name: 'payload', compose: { ...RULES, defaultAlphabet: 'gsm7', longMessages: 'payload' } },
 ];
 
 const route = (name: string, prefixes: string[], upstreams: string[], clients?: string[]): RouteSpec => ({
@@ -32,11 +33,11 @@ class RecordingIntake implements MessageIntake {
   queueDepth = async (): Promise<QueueDepth> => ({ queued: 0, byClient: [] });
 }
 
-function acceptor(routes: RouteSpec[], available: (u: string) => boolean = () => true) {
+function acceptor(routes: RouteSpec[], available: (u: string) => boolean = () => true, maxQueued = 1_000_000) {
   const store = new RecordingIntake();
   const routed: string[] = [];
   const a = new Acceptor({
-    store, clock: new ManualClock(), maxQueued: 1_000_000, upstreams: UPSTREAMS,
+    store, clock: new ManualClock(), maxQueued, upstreams: UPSTREAMS,
     router: new Router(new RouteTable(routes), { available }),
     counters: { routed: (r, u) => routed.push(`${r}>${u}`) },
   });
@@ -105,9 +106,20 @@ describe('Acceptor with routes', () => {
     expect(store.accepted).toEqual([]);
   });
 
-  it('refuses what the chosen upstream cannot carry with that upstream\'s rule', async () => {
+  it('refuses what no upstream of the route can carry with the preferred upstream\'s rule', async () => {
     const { a } = acceptor([route('uk', ['44'], ['short'])]);
     expect((await refusal(a.send(send('447700900001', 'x'.repeat(200))))).code).toBe('MESSAGE_TOO_LONG');
+  });
+
+  it('passes over an upstream that cannot carry the text for one of the route that can, available or not', async () => {
+    let up = new Set(['short', 'gsm']);
+    const { a, store } = acceptor([route('uk', ['44'], ['short', 'gsm'])], (u) => up.has(u));
+    await a.send(send('447700900001', 'x'.repeat(200)));
+    await a.send(send('447700900002', 'short'));
+    // Only short is up: the long text still goes to gsm's queue rather than being refused.
+    up = new Set(['short']);
+    await a.send(send('447700900003', 'x'.repeat(200)));
+    expect(store.accepted.map((m) => m.upstream)).toEqual(['gsm', 'short', 'gsm']);
   });
 });
 
@@ -121,6 +133,22 @@ describe('Acceptor bulk jobs with routes', () => {
     writer.close();
     expect(store.accepted.map((m) => [m.upstream, m.route])).toEqual([['latin', 'uk'], ['gsm', 'any']]);
     expect(routed).toEqual(['uk>latin', 'any>gsm']);
+  });
+
+  it('reserves what each number\'s own route makes of the text, not the most any upstream makes', async () => {
+    // 290 x: two parts on gsm (UDH, 153 septets a part), one on payload (message_payload).
+    const routes = [route('uk', ['44'], ['payload']), route('any', [''], ['gsm'])];
+    const numbers = ['447700900001', '4915112345678', '33612345678'];
+    const start = async (maxQueued: number) => {
+      const writer = await acceptor(routes, () => true, maxQueued).a.startBulk({ client: 'app', senderId: 'Shop', message: 'x'.repeat(290), messageType: 'TEXT' });
+      expect(writer.partsPerMessage).toBe(2);
+      writer.checkRoutes([numbers]);
+      return writer;
+    };
+    // 1 + 2 + 2 parts fit in 5 (3 × 2 would not) …
+    await (await start(5)).reserve(3);
+    // … and not in 4.
+    expect((await refusal((await start(4)).reserve(3))).code).toBe('QUEUE_FULL');
   });
 
   it('is refused whole when numbers match no route, naming how many and the first', async () => {

@@ -23,7 +23,7 @@ function availability(...up: string[]) {
 }
 
 /** `n` picks of `upstreamFor(route)`. */
-const picks = (router: Router, route: RouteSpec, n: number): string[] => Array.from({ length: n }, () => router.upstreamFor(route));
+const picks = (router: Router, route: RouteSpec, n: number): Array<string | undefined> => Array.from({ length: n }, () => router.upstreamFor(route));
 
 describe('Router', () => {
   it('route() is the table\'s match: the route, or undefined for a number no route takes', () => {
