@@ -119,7 +119,7 @@ export class PostgresStore implements Store {
       } finally {
         await admin.end().catch(() => undefined);
       }
-      lock = await InstanceLock.acquire(config, spaces, options.instanceId);
+      lock = await InstanceLock.acquire(config, spaces, options.instanceId, leaseMs);
       pool = new pg.Pool({ ...config, max: poolSize, pipeline: true });
       // An idle connection that breaks is dropped by the pool; the next query opens another.
       pool.on('error', () => undefined);
