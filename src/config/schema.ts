@@ -86,7 +86,11 @@ const storeSchema = z.strictObject({
   urlFile: nonEmpty().optional(),
   /** postgres: the schema smppd's tables live in. Default smppd. */
   schema: z.string({ error: 'must be a string' }).regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'must be a lower-case SQL name (a-z, 0-9, _)' }).default('smppd'),
-  /** postgres: seconds a claim holds its parts or events before another instance may take them over. Default 300. > 0. */
+  /**
+   * postgres: seconds a claim holds its parts or events against the other instances after its
+   * instance is gone (crashed, or cut off from the database); they take them over within 2 s more.
+   * Default 300. > 0.
+   */
   leaseSeconds: seconds().default(300),
   /**
    * postgres: this process's name among the instances sharing the store, the same across its

@@ -15,6 +15,7 @@ import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/part-outco
 import type { ClaimedMessage, SubmitClaims } from '../store/claims.js';
 import { buildSubmitSm } from './compose.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
+import { InflightRecovery } from './inflight-recovery.js';
 import { partResult } from './part-result.js';
 
 /**
@@ -98,8 +99,6 @@ export interface ClientWeight {
 
 /** Outcomes awaiting their record, at most, per message the pool may hold. */
 const UNRECORDED_PER_IN_POOL = 2;
-/** How often parts of an instance that is gone are looked for (a shared store). */
-const RECOVER_EVERY_MS = 60_000;
 
 interface Lane {
   upstream: DispatcherUpstream;
@@ -131,7 +130,8 @@ export class Dispatcher {
   /** Claims under way (`#fill`): what they take is handed over before `stop` resolves. */
   readonly #filling = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
-  #recoveredAt = -Infinity;
+  /** Parts left in flight: this instance's at start, a gone instance's while running. */
+  readonly #recovery: InflightRecovery;
   #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
   #stopped = true;
@@ -147,6 +147,7 @@ export class Dispatcher {
     this.#lanes = new Map(o.upstreams.map((u) => [u.name, {
       upstream: u, inPool: 0, unrecorded: 0, running: false, again: false, caughtUp: false, fair: new FairShare(weightOf, configured),
     }]));
+    this.#recovery = new InflightRecovery({ store: o.store, clock: o.clock, log: o.log, policies: () => this.#policies(), onRecovered: () => this.wake() });
   }
 
   /** SIGHUP: the clients and weights of the next claims (what each lane has counted so far stays). */
@@ -156,8 +157,7 @@ export class Dispatcher {
 
   /** Recovers what a crash left inflight (per the uncertain policy), then starts the loop. */
   async start(): Promise<void> {
-    const recovered = await this.#o.store.recoverInflight(this.#policies(), this.#o.clock.wallNow());
-    if (recovered > 0) this.#o.log.warn({ event: 'recovered_inflight', parts: recovered }, 'parts left in flight by the last run were requeued or failed per onUncertain');
+    await this.#recovery.start();
     this.#stopped = false;
     this.#unsubscribe = this.#o.pool.onDrain((name) => this.#kick(name));
     this.#tick();
@@ -184,6 +184,8 @@ export class Dispatcher {
     while (this.#settling.size > 0 || this.#admitted.size > 0 || this.#filling.size > 0) {
       await Promise.all([...this.#filling, ...this.#admitted, ...this.#settling]);
     }
+    // Last: this instance's leases are renewed while the pool drains.
+    await this.#recovery.stop();
     if (this.#ownWarnings) this.#warnings.close();
     if (this.#requeuedAtStop > 0) {
       this.#o.log.info({ event: 'requeued_at_stop', messages: this.#requeuedAtStop }, 'messages the stopping pool did not take are back in the queue for the next start');
@@ -238,16 +240,8 @@ export class Dispatcher {
   #tick(): void {
     if (this.#stopped) return;
     const now = this.#o.clock.wallNow();
-    const chores = [this.#o.store.releaseDue(now), this.#o.store.expire(now)];
-    if (this.#o.clock.now() - this.#recoveredAt >= RECOVER_EVERY_MS) {
-      this.#recoveredAt = this.#o.clock.now();
-      chores.push(this.#o.store.recoverAbandoned(this.#policies(), now).then((n) => {
-        if (n > 0) this.#o.log.warn({ event: 'recovered_abandoned', parts: n }, 'parts another instance left in flight were requeued or failed per onUncertain');
-        return n;
-      }));
-    }
-    void Promise.all(chores)
-      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules, expiring messages or recovering abandoned parts failed'))
+    void Promise.all([this.#o.store.releaseDue(now), this.#o.store.expire(now)])
+      .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules or expiring messages failed'))
       .finally(() => this.wake());
     this.#timer = this.#o.clock.setTimer(this.#o.pollMs, () => this.#tick());
   }

@@ -4,10 +4,14 @@
  * POST them with at most `concurrency` in flight, and record each result: delivered events
  * leave the outbox; failures come back after an exponential backoff with full jitter, until
  * the event has been failing for `maxAgeMs`, when it is parked as dead (kept, listable,
- * re-sendable). Results are recorded in batches, one commit per turn under load.
+ * re-sendable). Results are recorded in batches, one commit per turn under load. On a store that
+ * several instances share, the events another instance had claimed when it died are taken over
+ * within the store's lease (`LeaseUpkeep`, which also renews this instance's own event leases),
+ * not after the longer lease of their delivery.
  */
 import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { LeaseUpkeep } from '../core/lease-upkeep.js';
 import type { Log } from '../core/log.js';
 import type { EventOutbox, EventOutcome, OutboxEvent } from '../store/outbox.js';
 import type { PostOutcome } from './webhook-client.js';
@@ -103,6 +107,8 @@ export class EventDispatcher {
   #posts = new Set<Promise<void>>();
   #timer: TimerHandle | undefined;
   #stopped = true;
+  /** A shared store's: this instance's event leases renewed, a gone instance's events taken over. */
+  readonly #upkeep: LeaseUpkeep | undefined;
 
   constructor(o: EventDispatcherOptions) {
     this.#store = o.store;
@@ -114,6 +120,18 @@ export class EventDispatcher {
     for (const client of o.clients) {
       this.#lanes.set(client.name, { client, waiting: [], held: new Set(), inFlight: 0, claiming: undefined, more: true, failing: false });
     }
+    const { store, log } = o;
+    // Without clients, no events: nothing to renew, and the instances with clients take the others' over.
+    this.#upkeep = store.leaseMs === undefined || o.clients.length === 0 ? undefined : new LeaseUpkeep({
+      clock: o.clock, leaseMs: store.leaseMs,
+      renew: (now) => store.renewEventLeases?.(now) ?? Promise.resolve(0),
+      takeOver: (now) => store.recoverAbandonedEvents?.(now) ?? Promise.resolve(0),
+      onTakenOver: (events) => {
+        log.warn({ event: 'recovered_abandoned_events', events }, 'events another instance had claimed when it stopped are due again');
+        this.wake();
+      },
+      onError: (e) => log.error({ event: 'store_error', err: e }, 'renewing this instance\'s event leases or recovering abandoned events failed'),
+    });
   }
 
   /** Whether `client` has a webhook: its messages produce events. */
@@ -124,6 +142,8 @@ export class EventDispatcher {
   start(): void {
     this.#stopped = false;
     this.#tick();
+    // At once: a restart may find the events of an instance that died meanwhile.
+    this.#upkeep?.start(true);
     // Events of a client that no longer has a webhook wait for one (its messages written before
     // the change still add theirs; new messages add none): said once, at start.
     void this.#store.outboxDepth().then((depths) => {
@@ -158,6 +178,7 @@ export class EventDispatcher {
       for (const { event } of lane.waiting.splice(0)) this.#queue({ id: event.id, kind: 'release' }, lane.client.name);
     }
     await this.#flushAll();
+    await this.#upkeep?.stop();
     await Promise.all([...this.#lanes.values()].map((l) => l.client.sink.close()));
   }
 

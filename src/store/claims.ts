@@ -90,6 +90,17 @@ export interface SubmitClaims {
    */
   recoverAbandoned(policies: Readonly<Record<string, 'resend' | 'fail'>>, now: number): Promise<number>;
 
+  /**
+   * A store that several instances share (PostgreSQL): how long (ms) this instance's claims hold
+   * against the others after it is gone (`store.leaseSeconds`). While it runs it renews them
+   * (`renewLeases`) and takes over the others' (`recoverAbandoned`) every `leaseUpkeepEveryMs`.
+   * Absent: one process uses the store, and nothing is ever abandoned.
+   */
+  readonly leaseMs?: number;
+
+  /** With `leaseMs`: extends this instance's inflight leases that end within half a lease to a full one. Returns how many. */
+  renewLeases?(now: number): Promise<number>;
+
   /** Messages past their `expiresAt` with parts never sent become FAILED ('validity expired before submission'). */
   expire(now: number): Promise<number>;
 

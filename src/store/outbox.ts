@@ -48,7 +48,8 @@ export interface EventOutbox {
   /**
    * Up to `limit` events of `client` that are due and are the oldest undelivered event of their
    * message (so a message's events go out one at a time, in order). They are leased until
-   * `leaseUntil`: no claim returns them again before then, unless they are settled. Oldest due first.
+   * `leaseUntil`: no claim returns them again before then, unless they are settled or (a shared
+   * store) taken over from an instance that is gone (`recoverAbandonedEvents`). Oldest due first.
    */
   claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]>;
 
@@ -57,4 +58,20 @@ export interface EventOutbox {
 
   /** Pending and dead events per client (metrics). */
   outboxDepth(): Promise<OutboxDepth[]>;
+
+  /**
+   * A store that several instances share (PostgreSQL): how long (ms) this instance's claimed
+   * events stay its own after it is gone, whatever `leaseUntil` it claimed them with
+   * (`SubmitClaims.leaseMs`). Absent: one process uses the store.
+   */
+  readonly leaseMs?: number;
+
+  /** With `leaseMs`: extends this instance's event leases that end within half a lease. Returns how many. */
+  renewEventLeases?(now: number): Promise<number>;
+
+  /**
+   * With `leaseMs`: the events claimed by instances that are gone (lease over, connection closed)
+   * are due again at `now`, for any instance to claim. Returns how many.
+   */
+  recoverAbandonedEvents?(now: number): Promise<number>;
 }

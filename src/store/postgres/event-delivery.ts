@@ -10,6 +10,8 @@
  * most. A claim reads due pending events only (no look at the others: a backlog behind a
  * receiver that is down costs it nothing), skips those another instance's claim has locked
  * (FOR UPDATE SKIP LOCKED) and leases what it takes, so each event goes to one instance at a time.
+ * The events an instance that is gone had leased go back to the others after the store's lease
+ * (`ABANDONED_EVENTS_SQL`), not after the longer lease of their delivery.
  */
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
 import type { EventOutcome, OutboxEvent, SettledEvents } from '../outbox.js';
@@ -18,6 +20,7 @@ import {
 } from '../rows.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
 import type { Queryable, Tx } from './db.js';
+import { liveInstancesSql } from './locks.js';
 
 export const CLAIM_EVENTS_SQL = `WITH picked AS (
     SELECT o.id, o.next_attempt_at AS due FROM outbox o
@@ -25,13 +28,20 @@ export const CLAIM_EVENTS_SQL = `WITH picked AS (
     ORDER BY o.next_attempt_at, o.id LIMIT $3
     FOR UPDATE SKIP LOCKED
   )
-  UPDATE outbox o SET next_attempt_at = $4, lease_until = $4, leased_by = $5 FROM picked WHERE o.id = picked.id
+  UPDATE outbox o SET next_attempt_at = $4::bigint, lease_until = LEAST($4::bigint, $6::bigint), leased_by = $5 FROM picked WHERE o.id = picked.id
   RETURNING o.id, o.kind, o.message_id, o.client, o.payload, o.created_at, o.queued_at, o.attempts, picked.due`;
 
-/** A lease moves the event out of the due range until it ends; `leased_by` lets a restart of the same instance give its leases back. */
-export async function claimEvents(db: Queryable, instanceId: string, client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
+/**
+ * A claim moves the event out of the due range until `leaseUntil` (the delivery's own lease:
+ * the time it may take). What it holds against the others if this instance is gone is shorter,
+ * `takeoverAt` (the store's lease, renewed while it runs: `lease_until`); `leased_by` lets a
+ * restart of the same instance give its leases back.
+ */
+export async function claimEvents(
+  db: Queryable, instanceId: string, client: string, now: number, limit: number, leaseUntil: number, takeoverAt: number,
+): Promise<OutboxEvent[]> {
   if (limit <= 0) return [];
-  const rows = await db.rows<OutboxRow & { due: number }>(CLAIM_EVENTS_SQL, [client, now, Math.floor(limit), leaseUntil, instanceId]);
+  const rows = await db.rows<OutboxRow & { due: number }>(CLAIM_EVENTS_SQL, [client, now, Math.floor(limit), leaseUntil, instanceId, takeoverAt]);
   rows.sort((a, b) => a.due - b.due || a.id - b.id);
   return rows.map(toOutboxEvent);
 }
@@ -97,6 +107,47 @@ export async function settleEvents(tx: Tx, instanceId: string, outcomes: readonl
 /** Opening the store: the leases this instance took before a restart can never be settled. */
 export async function releaseLeases(db: Queryable, instanceId: string, now: number): Promise<number> {
   return db.run('UPDATE outbox SET next_attempt_at = $2, lease_until = NULL, leased_by = NULL WHERE lease_until IS NOT NULL AND leased_by = $1', [instanceId, now]);
+}
+
+/**
+ * Extends this instance's (`$1`) event leases that end before `$2` to `$3`, never past the end of
+ * the delivery's own lease (when any instance may claim the event again). Events being settled are
+ * skipped, not waited for (as `RENEW_LEASES_SQL` of parts). Only pending events are leased (every
+ * way out of pending ends the lease), and saying so would let the planner add a read of
+ * outbox_due, every pending event, to each renewal.
+ */
+export const RENEW_EVENT_LEASES_SQL = `UPDATE outbox o SET lease_until = LEAST($3::bigint, o.next_attempt_at) FROM (
+    SELECT id FROM outbox WHERE leased_by = $1 AND lease_until IS NOT NULL AND lease_until < $2 AND lease_until < next_attempt_at
+    FOR UPDATE SKIP LOCKED
+  ) AS due WHERE o.id = due.id`;
+
+export async function renewEventLeases(db: Queryable, instanceId: string, renewBefore: number, leaseUntil: number): Promise<number> {
+  return db.run(RENEW_EVENT_LEASES_SQL, [instanceId, renewBefore, leaseUntil]);
+}
+
+/**
+ * The events leased by instances that are gone (not this one, `$1`; lease ended before `$2`;
+ * instance lock in `$3` free) become due at `$2`. Run every few seconds by every instance: it
+ * costs a probe of outbox_leased per instance that holds events (a loose index scan) and reads
+ * the events of gone instances only (pending ones: see `RENEW_EVENT_LEASES_SQL`). An event being
+ * settled is skipped: its outcome is on its way.
+ */
+export const ABANDONED_EVENTS_SQL = `WITH RECURSIVE holders AS (
+    (SELECT o.leased_by FROM outbox o WHERE o.lease_until IS NOT NULL AND o.leased_by IS NOT NULL ORDER BY o.leased_by LIMIT 1)
+    UNION ALL
+    SELECT (SELECT o.leased_by FROM outbox o WHERE o.lease_until IS NOT NULL AND o.leased_by > h.leased_by ORDER BY o.leased_by LIMIT 1)
+    FROM holders h WHERE h.leased_by IS NOT NULL
+  ), due AS (
+    SELECT d.id FROM holders h CROSS JOIN LATERAL (
+      SELECT o.id FROM outbox o WHERE o.leased_by = h.leased_by AND o.lease_until IS NOT NULL AND o.lease_until < $2
+      FOR UPDATE SKIP LOCKED
+    ) d
+    WHERE h.leased_by <> $1 AND hashtext(h.leased_by)::oid NOT IN (${liveInstancesSql(3)})
+  )
+  UPDATE outbox o SET next_attempt_at = $2, lease_until = NULL, leased_by = NULL FROM due WHERE o.id = due.id`;
+
+export async function recoverAbandonedEvents(db: Queryable, instanceId: string, now: number, instanceSpace: string): Promise<number> {
+  return db.run(ABANDONED_EVENTS_SQL, [instanceId, now, instanceSpace]);
 }
 
 export async function listDeadEvents(db: Queryable, client: string, limit: number, afterId = 0): Promise<DeadEvent[]> {

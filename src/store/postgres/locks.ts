@@ -14,7 +14,8 @@
  * - a concatenated MO message: each of its parts, and the sweep that stores it incomplete, so the
  *   part that completes it sees every other part, whichever instance's bind each came in on;
  * - an instance: held by the running smppd with that `instanceId` for as long as it is connected;
- *   a part inflight under a claim whose instance holds no lock was left by a process that is gone.
+ *   a part inflight under a claim whose instance holds no lock was left by a process that is gone
+ *   (once its lease has ended too: the lock also goes with a connection that broke under a live one).
  *
  * Each lock space is named after the schema, so stores on other schemas of the database never wait
  * on each other. Keys are 32-bit hashes: a collision only makes two unrelated things wait in turn.
@@ -62,28 +63,42 @@ export function liveInstancesSql(param: number): string {
 }
 
 /**
+ * The server's TCP keepalive on the lock's session (seconds, as the settings take them): a host
+ * that vanishes without closing its connection (power lost, a network cut) is noticed by the
+ * server, which ends the session and frees the lock, within about half the lease (at least 4 s:
+ * idle, then 3 probes), instead of the operating system's default of over two hours. A process
+ * that dies on a live host closes its socket, and the lock goes at once.
+ */
+export function lockKeepalives(leaseMs: number): { idle: number; interval: number; count: number } {
+  const seconds = leaseMs / 1000;
+  return { idle: Math.max(1, Math.floor(seconds / 4)), interval: Math.max(1, Math.floor(seconds / 12)), count: 3 };
+}
+
+/**
  * The lock that says "the instance `instanceId` is running": a session-level advisory lock held
  * on a connection of its own for the store's lifetime. A second smppd started with the same id
  * is refused (it would recover the first one's inflight parts as its own). When the connection
- * is lost, the lock goes with it; `ensure` takes it again before the next claim.
+ * is lost, the lock goes with it; `ensure` takes it again before the next claim or lease renewal.
  */
 export class InstanceLock {
   readonly #config: pg.ClientConfig;
   readonly #space: string;
   readonly #instanceId: string;
+  readonly #keepalives: ReturnType<typeof lockKeepalives>;
   #client: pg.Client | undefined;
   /** The attempt under way: concurrent callers share it (two attempts would each open a session, and the second find the lock taken by the first). */
   #taking: Promise<void> | undefined;
   #closed = false;
 
-  private constructor(config: pg.ClientConfig, space: string, instanceId: string) {
+  private constructor(config: pg.ClientConfig, space: string, instanceId: string, leaseMs: number) {
     this.#config = config;
     this.#space = space;
     this.#instanceId = instanceId;
+    this.#keepalives = lockKeepalives(leaseMs);
   }
 
-  static async acquire(config: pg.ClientConfig, spaces: LockSpaces, instanceId: string): Promise<InstanceLock> {
-    const lock = new InstanceLock(config, spaces.instance, instanceId);
+  static async acquire(config: pg.ClientConfig, spaces: LockSpaces, instanceId: string, leaseMs: number): Promise<InstanceLock> {
+    const lock = new InstanceLock(config, spaces.instance, instanceId, leaseMs);
     await lock.ensure();
     return lock;
   }
@@ -107,7 +122,11 @@ export class InstanceLock {
     client.on('end', () => { if (this.#client === client) this.#client = undefined; });
     await client.connect();
     try {
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok', [this.#space, this.#instanceId]);
+      // Over a Unix socket the keepalive settings are accepted and do nothing.
+      const { idle, interval, count } = this.#keepalives;
+      const { rows } = await client.query<{ ok: boolean }>(`SELECT set_config('tcp_keepalives_idle', $3, false), set_config('tcp_keepalives_interval', $4, false),
+        set_config('tcp_keepalives_count', $5, false), pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok`,
+      [this.#space, this.#instanceId, String(idle), String(interval), String(count)]);
       if (rows[0]?.ok !== true) {
         throw new SmppdError(ErrorCode.INTERNAL,
           `another running smppd uses the instance id ${this.#instanceId} on this store; each instance needs its own`, { instanceId: this.#instanceId });

@@ -6,7 +6,8 @@
  *
  * - claims: `claim.ts` (FOR UPDATE SKIP LOCKED, a claim per instance with a lease), and
  *   `accept.ts` for a send the dispatcher takes straight from its accept (`claimsOnAccept`);
- * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`);
+ * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`), and
+ *   the leases a running instance renews so that it is never taken for gone (`renewLeases`);
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
  * - the parts of one MO message on different instances: `inbound-parts.ts` (an advisory lock per message);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
@@ -20,7 +21,7 @@
  * written with its outcome. pg stays in this folder: the other layers see `Store`.
  */
 import pg from 'pg';
-import { SystemClock, type Clock } from '../../core/clock.js';
+import { SystemClock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
 import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
@@ -38,12 +39,13 @@ import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setSch
 import { claim, readySince } from './claim.js';
 import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
 import {
-  claimEvents, listDeadEvents, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
+  claimEvents, listDeadEvents, recoverAbandonedEvents, releaseLeases, renewEventLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
 import { recordInbound } from './outbox.js';
+import { DEFAULT_LEASE_MS, type PostgresStoreOptions } from './postgres-store-options.js';
 import { counts, getMessage, outboxDepth, queueDepth } from './reads.js';
 import { pruneParked } from './receipts.js';
 import { move, movable } from './rerouting.js';
@@ -52,30 +54,7 @@ import { applyStatusWrites, statusWriteKeys, type StatusWrite, type StatusWriteR
 import { expire, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
 import { WriteBatcher, type WriteBatcherStats } from './write-batcher.js';
 
-export interface PostgresStoreOptions {
-  /** postgres://user:password@host:5432/db (a secret: never logged). */
-  url: string;
-  /** The schema the tables live in, created when missing. Default smppd. Lower-case letters, digits, _ (at most 63). */
-  schema?: string;
-  /**
-   * This process's name among the instances that share the store, the same across its restarts
-   * (a hostname, a pod name of a StatefulSet). Two running processes may not share one: the second
-   * is refused at open. A restart recovers the parts its previous run left inflight.
-   */
-  instanceId: string;
-  /**
-   * Milliseconds a claim holds its parts against the other instances after this instance is gone
-   * (crashed, or cut off from the database). Default 300000 (5 minutes). > 0. While the instance is
-   * connected its claims hold however long the pool keeps the parts (see `recoverAbandoned`).
-   */
-  leaseMs?: number;
-  /** Connections in the pool. Default 10. 1–1000. One more is held for the instance lock. */
-  poolSize?: number;
-  /** Read for the time of the outbox leases given back at open; nothing else. Default the system clock. */
-  clock?: Clock;
-}
-
-const DEFAULT_LEASE_MS = 300_000;
+export type { PostgresStoreOptions } from './postgres-store-options.js';
 
 // Per kind of write: two transactions at a time keep a round trip of one hidden behind the other
 // and leave most of the pool to claims, events and reads; a batch of 500 holds its locks for a
@@ -94,7 +73,8 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #lock: InstanceLock;
   readonly #ctx: InstanceContext;
-  readonly #leaseMs: number;
+  /** How long this instance's claims hold against the others after it is gone (`PostgresStoreOptions.leaseMs`). */
+  readonly leaseMs: number;
   readonly #accepts: WriteBatcher<AcceptRequest, Accepted>;
   readonly #statusWrites: WriteBatcher<StatusWrite, StatusWriteResult>;
   /** Transactions under way outside the batchers: `close` waits for them. */
@@ -106,7 +86,7 @@ export class PostgresStore implements Store {
     this.#db = new Db(pool);
     this.#lock = lock;
     this.#ctx = ctx;
-    this.#leaseMs = leaseMs;
+    this.leaseMs = leaseMs;
     // Writes are refused once the store is closing (`#write`); those already queued still run.
     const batched = { concurrency: BATCH_CONCURRENCY, maxBatch: MAX_BATCH };
     const acceptClaim = { instanceId: ctx.instanceId, leaseMs };
@@ -139,7 +119,7 @@ export class PostgresStore implements Store {
       } finally {
         await admin.end().catch(() => undefined);
       }
-      lock = await InstanceLock.acquire(config, spaces, options.instanceId);
+      lock = await InstanceLock.acquire(config, spaces, options.instanceId, leaseMs);
       pool = new pg.Pool({ ...config, max: poolSize, pipeline: true });
       // An idle connection that breaks is dropped by the pool; the next query opens another.
       pool.on('error', () => undefined);
@@ -203,7 +183,7 @@ export class PostgresStore implements Store {
 
   async claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     await this.#ensureLock();
-    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, take, now + this.#leaseMs)));
+    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, take, now + this.leaseMs)));
   }
 
   async recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
@@ -242,9 +222,9 @@ export class PostgresStore implements Store {
     return this.#tx((tx) => recoverInflight(tx, this.#ctx, policies, now, true));
   }
 
-  /** Not in `Store` (not needed while the instance lock says who is alive): extends this instance's inflight leases to `now + leaseMs`. */
+  /** Extends this instance's inflight leases that end within half a lease to `now + leaseMs` (most parts are done long before). */
   renewLeases(now: number): Promise<number> {
-    return this.#tx((tx) => renewLeases(tx, this.#ctx, now + this.#leaseMs));
+    return this.#renew((db, before, until) => renewLeases(db, this.#ctx, before, until), now);
   }
 
   expire(now: number): Promise<number> {
@@ -311,7 +291,18 @@ export class PostgresStore implements Store {
 
   async claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
     this.#open();
-    return this.#track(this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil)));
+    return this.#track(this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil, now + this.leaseMs)));
+  }
+
+  /** As `renewLeases`, for the events this instance has claimed. */
+  renewEventLeases(now: number): Promise<number> {
+    return this.#renew((db, before, until) => renewEventLeases(db, this.#ctx.instanceId, before, until), now);
+  }
+
+  /** The events of other instances that are gone (lease ended, instance lock free) are due again. */
+  recoverAbandonedEvents(now: number): Promise<number> {
+    this.#open();
+    return this.#track(this.#db.statement((db) => recoverAbandonedEvents(db, this.#ctx.instanceId, now, this.#ctx.spaces.instance)));
   }
 
   settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
@@ -361,6 +352,15 @@ export class PostgresStore implements Store {
     const forget = () => { this.#underway.delete(done); };
     done.then(forget, forget);
     return done;
+  }
+
+  /**
+   * A renewal of this instance's leases, after the instance lock is taken again if its connection
+   * was lost: a claim, which takes it too, may not come soon (the pool full, an SMSC down).
+   */
+  async #renew(fn: (db: Queryable, renewBefore: number, leaseUntil: number) => Promise<number>, now: number): Promise<number> {
+    await this.#ensureLock();
+    return this.#track(this.#db.statement((db) => fn(db, now + this.leaseMs / 2, now + this.leaseMs)));
   }
 
   /** The instance lock, taken again if its connection was lost, before this instance claims parts. */

@@ -8,7 +8,7 @@ import type { PartResult } from '../claims.js';
 import {
   endPart, REASON_EXPIRED, REASON_UNCERTAIN, recoveryPolicy, requeueRefusal, resultPart, submittedMessage, type BatchGate,
 } from '../rules/submit.js';
-import type { Tx } from './db.js';
+import type { Queryable, Tx } from './db.js';
 import { liveInstancesSql, type LockSpaces } from './locks.js';
 import { failLoaded, failWhere, lockMessages, settleLoaded, type MessageState, type PartStatusRow } from './part-status.js';
 import { releaseClaim } from './rows.js';
@@ -115,10 +115,27 @@ const MINE_OR_ABANDONED_SQL = `SELECT message_id, part, claimed_by, lease_until 
   WHERE state = 'inflight' AND (claimed_by = $1 OR claimed_by IS NULL
     OR (lease_until < $2 AND hashtext(claimed_by)::oid NOT IN (${liveInstancesSql(3)})))
   ORDER BY message_seq, part`;
-/** Inflight parts of instances that are gone, never this one's (`$1`). */
-const ABANDONED_SQL = `SELECT message_id, part, claimed_by, lease_until FROM parts
-  WHERE state = 'inflight' AND claimed_by IS DISTINCT FROM $1 AND (claimed_by IS NULL
-    OR (lease_until < $2 AND hashtext(claimed_by)::oid NOT IN (${liveInstancesSql(3)})))
+
+/**
+ * Inflight parts of instances that are gone, never this one's (`$1`): run every few seconds by
+ * every instance, so it costs a probe of parts_inflight per instance that holds parts (a loose
+ * index scan over its leading column) and reads the parts of gone instances only. Each
+ * instance's own leases are renewed ahead of their end, so a live one's parts fail
+ * `lease_until < $2` inside the index.
+ */
+export const ABANDONED_SQL = `WITH RECURSIVE holders AS (
+    (SELECT p.claimed_by FROM parts p WHERE p.state = 'inflight' AND p.claimed_by IS NOT NULL ORDER BY p.claimed_by LIMIT 1)
+    UNION ALL
+    SELECT (SELECT p.claimed_by FROM parts p WHERE p.state = 'inflight' AND p.claimed_by > h.claimed_by ORDER BY p.claimed_by LIMIT 1)
+    FROM holders h WHERE h.claimed_by IS NOT NULL
+  )
+  SELECT p.message_id, p.part, p.claimed_by, p.lease_until, p.message_seq FROM holders h CROSS JOIN LATERAL (
+      SELECT q.message_id, q.part, q.claimed_by, q.lease_until, q.message_seq FROM parts q
+      WHERE q.state = 'inflight' AND q.claimed_by = h.claimed_by AND q.lease_until < $2
+    ) p
+    WHERE h.claimed_by <> $1 AND hashtext(h.claimed_by)::oid NOT IN (${liveInstancesSql(3)})
+  UNION ALL
+  SELECT p.message_id, p.part, p.claimed_by, p.lease_until, p.message_seq FROM parts p WHERE p.state = 'inflight' AND p.claimed_by IS NULL
   ORDER BY message_seq, part`;
 
 /**
@@ -162,7 +179,17 @@ export async function expire(tx: Tx, now: number): Promise<number> {
   return (await failWhere(tx, due.map((d) => d.message_id), pick, REASON_EXPIRED, now)).messages;
 }
 
-/** Extends the lease of every part this instance holds inflight to `leaseUntil`. Returns how many. */
-export async function renewLeases(tx: Tx, ctx: InstanceContext, leaseUntil: number): Promise<number> {
-  return tx.run("UPDATE parts SET lease_until = $2 WHERE state = 'inflight' AND claimed_by = $1 AND lease_until < $2", [ctx.instanceId, leaseUntil]);
+/**
+ * Extends this instance's (`$1`) inflight leases that end before `$2` to `$3`. A part another
+ * transaction holds (its outcome being written) is skipped, not waited for: its lease is
+ * renewed next time if it is still inflight, and a wait could deadlock with a status write
+ * that locks parts in another order.
+ */
+export const RENEW_LEASES_SQL = `UPDATE parts p SET lease_until = $3 FROM (
+    SELECT message_id, part FROM parts WHERE state = 'inflight' AND claimed_by = $1 AND lease_until < $2 FOR UPDATE SKIP LOCKED
+  ) AS due WHERE p.message_id = due.message_id AND p.part = due.part`;
+
+/** Extends this instance's inflight leases that end before `renewBefore` to `leaseUntil`. Returns how many. */
+export async function renewLeases(db: Queryable, ctx: InstanceContext, renewBefore: number, leaseUntil: number): Promise<number> {
+  return db.run(RENEW_LEASES_SQL, [ctx.instanceId, renewBefore, leaseUntil]);
 }

@@ -121,3 +121,57 @@ describePg('PostgresStore shared by two instances: the outbox', () => {
     expect(await t.schema.sql('SELECT DISTINCT leased_by FROM outbox ORDER BY leased_by')).toEqual([{ leased_by: 'host-a' }, { leased_by: 'host-b' }]);
   });
 });
+
+describePg('PostgresStore shared by two instances: the events of an instance that is gone', () => {
+  const STORE_LEASE = 5_000;
+  const t = pgInstancesPerTest({ leaseMs: STORE_LEASE });
+  const leases = () => t.schema.sql<{ leased_by: string | null; lease_until: number | null; next_attempt_at: number }>(
+    'SELECT leased_by, lease_until, next_attempt_at FROM outbox ORDER BY id');
+
+  it('a claim holds its events against a gone instance\'s takeover for the store\'s lease, the delivery for its own', async () => {
+    await t.a.accept({ messages: ids(2).map((id) => newMessage(id)), now: 1_000 });
+    await t.a.claimEvents('acme', NOW, 1, NOW + LEASE);
+    await t.a.claimEvents('acme', NOW, 1, NOW + 1_000);
+    expect(await leases()).toEqual([
+      { leased_by: 'host-a', lease_until: NOW + STORE_LEASE, next_attempt_at: NOW + LEASE },
+      { leased_by: 'host-a', lease_until: NOW + 1_000, next_attempt_at: NOW + 1_000 },
+    ]);
+  });
+
+  it('renewEventLeases extends this instance\'s leases that end within half a lease, never past the delivery\'s own', async () => {
+    await t.a.accept({ messages: ids(4).map((id) => newMessage(id)), now: 1_000 });
+    await t.a.claimEvents('acme', NOW, 1, NOW + LEASE);
+    await t.a.claimEvents('acme', NOW, 1, NOW + 6_000);
+    await t.a.claimEvents('acme', NOW + 2_000, 1, NOW + 2_000 + LEASE);
+    await t.b.claimEvents('acme', NOW, 1, NOW + LEASE);
+    // At NOW + 3,000 the leases of A ending before NOW + 5,500 are renewed to NOW + 8,000, or their delivery's end.
+    expect(await t.a.renewEventLeases(NOW + 3_000)).toBe(2);
+    expect(await leases()).toEqual([
+      { leased_by: 'host-a', lease_until: NOW + 3_000 + STORE_LEASE, next_attempt_at: NOW + LEASE },
+      { leased_by: 'host-a', lease_until: NOW + 6_000, next_attempt_at: NOW + 6_000 },
+      { leased_by: 'host-a', lease_until: NOW + 2_000 + STORE_LEASE, next_attempt_at: NOW + 2_000 + LEASE },
+      { leased_by: 'host-b', lease_until: NOW + STORE_LEASE, next_attempt_at: NOW + LEASE },
+    ]);
+    expect(await t.a.renewEventLeases(NOW + 3_000)).toBe(0);
+  });
+
+  it('the events a crashed instance had claimed are due again once the store\'s lease has ended, long before their delivery\'s lease', async () => {
+    await t.a.accept({ messages: ids(3).map((id) => newMessage(id)), now: 1_000 });
+    expect(await t.a.claimEvents('acme', NOW, 2, NOW + LEASE)).toHaveLength(2);
+    expect(await t.b.claimEvents('acme', NOW, 1, NOW + LEASE)).toHaveLength(1);
+    await t.a.close(); // its instance lock goes with its connection, as when the process dies
+    expect(await t.b.recoverAbandonedEvents(NOW + STORE_LEASE - 1)).toBe(0);
+    expect(await t.b.claimEvents('acme', NOW + STORE_LEASE, 10, NOW + STORE_LEASE + LEASE)).toEqual([]);
+    expect(await t.b.recoverAbandonedEvents(NOW + STORE_LEASE + 1)).toBe(2);
+    expect(await t.b.claimEvents('acme', NOW + STORE_LEASE + 1, 10, NOW + STORE_LEASE + 1 + LEASE)).toHaveLength(2);
+    // B's own lease is never B's to take over.
+    expect(await t.b.recoverAbandonedEvents(NOW + LEASE * 10)).toBe(0);
+  });
+
+  it('a live instance\'s events are never taken over, however old their lease', async () => {
+    await t.a.accept({ messages: ids(2).map((id) => newMessage(id)), now: 1_000 });
+    await t.a.claimEvents('acme', NOW, 2, NOW + LEASE);
+    expect(await t.b.recoverAbandonedEvents(NOW + LEASE - 1)).toBe(0);
+    expect(await leases()).toEqual(Array(2).fill({ leased_by: 'host-a', lease_until: NOW + STORE_LEASE, next_attempt_at: NOW + LEASE }));
+  });
+});

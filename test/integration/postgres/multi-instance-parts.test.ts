@@ -54,15 +54,43 @@ describePg('PostgresStore shared by two instances: parts, receipts, batches', ()
     expect(await t.b.counts()).toMatchObject({ inflight: 2, queued: 0 });
   });
 
-  it('renewLeases extends the leases of this instance\'s inflight parts only', async () => {
-    await t.a.accept({ messages: [newMessage('x'), newMessage('y')], now: 1 });
+  it('renewLeases extends this instance\'s inflight leases that end within half a lease, and no other', async () => {
+    await t.a.accept({ messages: [newMessage('x'), newMessage('y'), newMessage('z')], now: 1 });
     await t.a.claim('up1', 10, 1);
+    await t.a.claim('up1', 20_000, 1);
     await t.b.claim('up1', 10, 1);
-    expect(await t.a.renewLeases(5_000)).toBe(1);
-    expect(await t.schema.sql('SELECT claimed_by, lease_until FROM parts ORDER BY claimed_by')).toEqual([
-      { claimed_by: 'host-a', lease_until: 5_000 + LEASE }, { claimed_by: 'host-b', lease_until: 10 + LEASE },
+    // At 35,000 the first claim's lease (60,010) ends within half a lease, the second's (80,000) not.
+    expect(await t.a.renewLeases(35_000)).toBe(1);
+    expect(await t.schema.sql('SELECT message_id, claimed_by, lease_until FROM parts ORDER BY message_id')).toEqual([
+      { message_id: 'x', claimed_by: 'host-a', lease_until: 35_000 + LEASE },
+      { message_id: 'y', claimed_by: 'host-a', lease_until: 20_000 + LEASE },
+      { message_id: 'z', claimed_by: 'host-b', lease_until: 10 + LEASE },
     ]);
+    expect(await t.a.renewLeases(35_000)).toBe(0);
   });
+
+  it('a live instance whose lock connection broke keeps its parts: its renewed lease holds, and its renewal takes the lock again', async () => {
+    await t.a.accept({ messages: [newMessage('x')], now: 1 });
+    await t.a.claim('up1', 10, 1);
+    expect(await t.a.renewLeases(40_000)).toBe(1);
+    // The lock's session is ended by the server (a database restart, a firewall): the lock is free.
+    const ended = await t.schema.sql<{ ok: boolean }>(`SELECT pg_terminate_backend(l.pid) AS ok FROM pg_locks l
+      WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = hashtext('host-a')::oid AND l.classid = hashtext($1)::oid`, [`smppd.instance:${t.schema.name}`]);
+    expect(ended).toEqual([{ ok: true }]);
+    // Past the claim's own lease, but not the renewed one: not taken over.
+    expect(await t.b.recoverAbandoned({ up1: 'resend' }, 10 + LEASE + 1)).toBe(0);
+    await until(async () => (await t.a.renewLeases(50_000)) >= 0 && (await lockHolders()).includes('host-a'), 5_000, 'the lock taken again');
+    expect(await t.b.recoverAbandoned({ up1: 'resend' }, 40_000 + LEASE * 100)).toBe(0);
+    expect(await t.b.counts()).toMatchObject({ inflight: 1 });
+  });
+
+  /** The instance ids whose lock is held now, of those that have claimed parts. */
+  async function lockHolders(): Promise<string[]> {
+    const rows = await t.schema.sql<{ claimed_by: string }>(`SELECT DISTINCT p.claimed_by FROM parts p JOIN pg_locks l
+      ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.objid = hashtext(p.claimed_by)::oid AND l.classid = hashtext($1)::oid`,
+    [`smppd.instance:${t.schema.name}`]);
+    return rows.map((r) => r.claimed_by);
+  }
 
   it('a crashed instance\'s claims return to the other once its lease has ended, by the uncertain policy', async () => {
     await t.a.accept({ messages: [newMessage('x', { partCount: 2 }), newMessage('y', { upstream: 'up2' }), newMessage('z')], now: 1 });

@@ -9,13 +9,14 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../../../src/store/postgres/claim.js';
-import { CLAIM_EVENTS_SQL } from '../../../src/store/postgres/event-delivery.js';
+import { ABANDONED_EVENTS_SQL, CLAIM_EVENTS_SQL, RENEW_EVENT_LEASES_SQL } from '../../../src/store/postgres/event-delivery.js';
 import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
 import { COUNT_BY_INDEX_SQL, COUNTS_SQL, OUTBOX_DEPTH_SQL, QUEUE_DEPTH_SQL } from '../../../src/store/postgres/reads.js';
 import { MOVABLE_SQL, MOVE_SQL } from '../../../src/store/postgres/rerouting.js';
 import { LOCK_KEYS_SQL } from '../../../src/store/postgres/status-writes.js';
+import { ABANDONED_SQL, RENEW_LEASES_SQL } from '../../../src/store/postgres/submit.js';
 import { FLUSH_SQL, PendingWrites } from '../../../src/store/postgres/writes.js';
 import type { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { newMessage } from '../../support/sqlite-store.js';
@@ -146,8 +147,28 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
     }
   });
 
+  it('the lease upkeep renews and takes over by parts_inflight and outbox_leased, one probe per instance when nobody is gone', async () => {
+    await store.claimEvents('acme', 100, 500, 60_000);
+    const space = `smppd.instance:${schema.name}`;
+    const abandoned = await plans(ABANDONED_SQL, ['test-b', 30, space]);
+    const renew = await plans(RENEW_LEASES_SQL, ['test-a', 30, 60]);
+    const renewEvents = await plans(RENEW_EVENT_LEASES_SQL, ['test-a', 30, 60]);
+    const abandonedEvents = await plans(ABANDONED_EVENTS_SQL, ['test-b', 30, space]);
+    // The instances holding parts or events: a probe each of the index's leading column.
+    for (const plan of Object.values(abandoned)) expect(plan).toMatch(/Recursive Union[^]*Index Only Scan using parts_inflight/);
+    for (const plan of Object.values(abandonedEvents)) expect(plan).toMatch(/Recursive Union[^]*Index Only Scan using outbox_leased/);
+    for (const plan of Object.values(renew)) expect(plan).toMatch(/Index Scan using parts_inflight on parts\s+\(.*\n\s*Index Cond: \(\(claimed_by = /);
+    for (const plan of [...Object.values(abandoned), ...Object.values(renew)]) noScanOf(plan, 'parts');
+    for (const plan of [...Object.values(renewEvents), ...Object.values(abandonedEvents)]) {
+      expect(plan).toMatch(/Index Cond: \(leased_by = /);
+      // Never every pending event (outbox_due) to find the few leased ones.
+      expect(plan).not.toContain('outbox_due');
+      noScanOf(plan, 'outbox');
+    }
+  });
+
   it('an event claim walks outbox_due in order', async () => {
-    for (const plan of Object.values(await plans(CLAIM_EVENTS_SQL, ['acme', 100, 100, 1_000, 'test-a']))) {
+    for (const plan of Object.values(await plans(CLAIM_EVENTS_SQL, ['acme', 100, 100, 1_000, 'test-a', 500]))) {
       expect(plan).toContain('outbox_due');
       noScanOf(plan, 'outbox');
     }
