@@ -169,7 +169,7 @@ export class Metrics {
     });
     this.#amqpConnected = new Gauge({ name: 'smppd_amqp_connected', help: '1 while the queue ingress is connected to the broker and consuming', registers: [r] });
     this.#pruned = new Counter({
-      name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound',
+      name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound; and idempotency_key (expired)',
       labelNames: ['kind'], registers: [r],
     });
     const readQueue = options.readQueue;
