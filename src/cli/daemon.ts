@@ -231,6 +231,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     limits: {
       maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxBulkNumbers: config.http.maxBulkNumbers,
       maxConcurrentUploads: config.http.maxConcurrentUploads, maxResendDays: config.http.maxResendDays,
+      idempotencyHours: config.http.idempotencyHours,
     },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
