@@ -8,10 +8,14 @@
 import type { ConsumeMessage } from '../../amqp/broker-link.js';
 import { RequestFingerprint } from '../../api/idempotency-key.js';
 import type { Clock } from '../../core/clock.js';
-import type { SendRequest } from '../../dispatch/accept.js';
+import type { SendOptions, SendRequest } from '../../dispatch/accept.js';
 import { IdempotencyGate } from '../../dispatch/idempotency.js';
 import type { IdempotencyKeys } from '../../store/idempotency.js';
-import type { SendAcceptor } from './queue-ingress.js';
+
+/** The acceptor's send, as the ingress holds it (`SendAcceptor`). */
+interface KeyedSend {
+  send(req: SendRequest, options?: SendOptions): Promise<{ messageId: string }>;
+}
 
 export class QueueDedup {
   readonly #gate: IdempotencyGate;
@@ -27,7 +31,7 @@ export class QueueDedup {
    * its first delivery was committed with (`again`). Throws what the acceptor throws, and
    * IDEMPOTENCY_KEY_REUSED.
    */
-  async send(message: ConsumeMessage, request: SendRequest, reference: string | null, acceptor: SendAcceptor): Promise<{ messageId: string; again: boolean }> {
+  async send(message: ConsumeMessage, request: SendRequest, reference: string | null, acceptor: KeyedSend): Promise<{ messageId: string; again: boolean }> {
     const id: unknown = message.properties.messageId;
     const key = typeof id === 'string' && id !== '' ? `messageId:${id}` : reference ? `reference:${reference}` : undefined;
     if (key === undefined) return { ...(await acceptor.send(request)), again: false };

@@ -70,7 +70,7 @@ describePg('Idempotency-Key on two daemons sharing PostgreSQL', () => {
     expect(uploads.map((r) => r.status)).toEqual([200, 200]);
     const [bodyA, bodyB] = await Promise.all(uploads.map((r) => r.text()));
     expect(bodyA).toBe(bodyB);
-    expect(JSON.parse(bodyA)).toMatchObject({ status: 'success', bulkListInfo: { validCount: 5_000 } });
+    expect(JSON.parse(bodyA!)).toMatchObject({ status: 'success', bulkListInfo: { validCount: 5_000 } });
     expect(await count('SELECT COUNT(*)::int AS n FROM batches')).toBe(1);
     expect(await count('SELECT COUNT(*)::int AS n FROM messages')).toBe(5_005);
   }, 60_000);
