@@ -7,6 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, RequestFingerprint } from '..
 import { sendRequestFrom } from '../../api/send-request.js';
 import { identifySchema, parseInput, sendSmsSchema } from '../../api/validation.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
+import type { SendOptions } from '../../dispatch/accept.js';
 import type { RouteContext } from './context.js';
 
 export function registerSendRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -23,7 +24,7 @@ export function registerSendRoutes(app: FastifyInstance, ctx: RouteContext): voi
     const client = ctx.auth.clientOf(request);
     const key = idempotencyKeyOf(request.headers[IDEMPOTENCY_KEY_HEADER]);
     const body = parseInput(sendSmsSchema, request.body);
-    const send = async (options = {}): Promise<string> => {
+    const send = async (options: SendOptions = {}): Promise<string> => {
       assertSenderAllowed(client, body.senderId);
       return (await acceptor.send(sendRequestFrom(client.name, body, clock.wallNow()), options)).messageId;
     };
