@@ -7,6 +7,9 @@
  *
  * With a PostgreSQL URL it runs on the PostgreSQL store instead (a fresh schema, dropped after),
  * and prints the wall-clock rate of each step as well: there the database's own CPU is not ours.
+ *
+ * SMPPD_MICRO_KEYED=1: each accept carries an idempotency key (as a sendSms with Idempotency-Key
+ * does), after a step that looks each key up first and finds none (the idempotency gate's read).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +24,8 @@ import type { NewMessage, Store } from '../src/store/index.js';
 const N = Number(process.argv[2] ?? 20_000);
 const BATCH = Number(process.argv[3] ?? 200);
 const PG_URL = process.argv[4];
+const KEYED = process.env.SMPPD_MICRO_KEYED === '1';
+const keyOf = (i: number) => ({ scope: 'http' as const, client: 'acme', key: `order-${i}` });
 
 function message(i: number): NewMessage {
   return {
@@ -99,8 +104,17 @@ async function main(): Promise<void> {
     Array.from({ length: Math.min(BATCH, N - c * BATCH) }, (_, j) => c * BATCH + j));
   const claimed: string[] = [];
   try {
-    await timed('accept', async () => {
-      for (const chunk of chunks) await Promise.all(chunk.map((i) => store.accept({ messages: [message(i)], now })));
+    if (KEYED) {
+      await timed('lookup key', async () => {
+        for (const chunk of chunks) await Promise.all(chunk.map(async (i) => { if (await store.findIdempotencyKey(keyOf(i), now)) throw new Error('a key found'); }));
+      }, results);
+    }
+    await timed(KEYED ? 'accept keyed' : 'accept', async () => {
+      for (const chunk of chunks) {
+        await Promise.all(chunk.map((i) => store.accept({
+          messages: [message(i)], now, ...(KEYED ? { idempotencyKey: { ...keyOf(i), fingerprint: `f${i}`, expiresAt: now + 86_400_000 } } : {}),
+        })));
+      }
     }, results);
     await timed('claim', async () => {
       // Several small claims per group commit, as the pool's windows do.
@@ -134,7 +148,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   let total = 0;
-  process.stdout.write(`N=${N} batch=${BATCH} store=${PG_URL === undefined ? 'sqlite' : 'postgres'}\n`);
+  process.stdout.write(`N=${N} batch=${BATCH} store=${PG_URL === undefined ? 'sqlite' : 'postgres'}${KEYED ? ' keyed' : ''}\n`);
   for (const [name, f] of results) {
     total += f.cpuUsPerMessage;
     const server = f.serverCpuUsPerMessage === undefined ? '' : `   server ${f.serverCpuUsPerMessage.toFixed(1).padStart(7)} µs/message`;

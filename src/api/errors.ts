@@ -74,6 +74,16 @@ export const API_ERRORS = {
   TOO_MANY_UPLOADS: 429,
   /** The request line and headers are larger than the HTTP parser takes (16 KiB). The connection is closed. */
   HEADERS_TOO_LARGE: 431,
+  /**
+   * The request's Idempotency-Key (or, on the queue, its messageId or reference) was used before
+   * with another request (another body or endpoint) within its lifetime: nothing was done.
+   */
+  IDEMPOTENCY_KEY_REUSED: 422,
+  /**
+   * The request with this Idempotency-Key is still running on another instance after two minutes
+   * of waiting for it; a Retry-After header says when to ask again.
+   */
+  IDEMPOTENCY_KEY_IN_USE: 409,
   /** Unexpected; the smppd log has the details. Retry with backoff. */
   INTERNAL: 500,
   /** POST /sms/lookup: number lookup (HLR/MNP) is a REST service of the provider, not available over SMPP. */
@@ -89,8 +99,8 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
 /** Reason phrases of the statuses the API uses (RFC 9110). */
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 408: 'Request Timeout', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
-  417: 'Expectation Failed', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
+  406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  417: 'Expectation Failed', 422: 'Unprocessable Content', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
 };
 
 /** The five-field error body (§7). */
@@ -129,6 +139,8 @@ const FROM_SMPPD: Partial<Record<SmppdError['code'], ApiErrorCode>> = {
   TEXT_NOT_REPRESENTABLE: 'TEXT_NOT_REPRESENTABLE',
   QUEUE_FULL: 'QUEUE_FULL',
   NO_ROUTE: 'NO_ROUTE',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
 };
 
 /**
@@ -141,7 +153,8 @@ export function toApiError(e: unknown): { error: ApiError; internal: boolean } {
     const code = FROM_SMPPD[e.code];
     if (code === undefined) return { error: internalError(), internal: true };
     const retry = e.details?.retryAfterSeconds;
-    const headers: Record<string, string> = code === 'QUEUE_FULL' ? { 'retry-after': String(typeof retry === 'number' ? Math.max(1, Math.ceil(retry)) : 1) } : {};
+    const headers: Record<string, string> = code === 'QUEUE_FULL' || code === 'IDEMPOTENCY_KEY_IN_USE'
+      ? { 'retry-after': String(typeof retry === 'number' ? Math.max(1, Math.ceil(retry)) : 1) } : {};
     return { error: new ApiError(code, e.message, headers), internal: false };
   }
   return { error: internalError(), internal: true };

@@ -211,7 +211,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const metricsListen = config.metrics?.listen;
   const amqpIngress = config.amqp
     ? new AmqpIngress({
-      config: config.amqp, acceptor, clients: config.clients, rateLimiter, clock, log: log.child({ component: 'amqp' }), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      config: config.amqp, acceptor, keys: store, clients: config.clients, rateLimiter, clock, log: log.child({ component: 'amqp' }), ...(deps.metrics ? { metrics: deps.metrics } : {}),
     })
     : undefined;
   const http = buildHttpServer({
@@ -231,6 +231,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     limits: {
       maxBodyBytes: config.http.maxBodyBytes, maxUploadBytes: config.http.maxUploadBytes, maxBulkNumbers: config.http.maxBulkNumbers,
       maxConcurrentUploads: config.http.maxConcurrentUploads, maxResendDays: config.http.maxResendDays,
+      idempotencyHours: config.http.idempotencyHours,
     },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),

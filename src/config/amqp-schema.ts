@@ -112,13 +112,23 @@ export const amqpSchema = z.strictObject({
     .refine((u) => Object.keys(u).length > 0, { error: 'must map at least one user; leave users out to take the client from the message' }).optional(),
   /** Largest message body, bytes. Default 1 MiB. 1 KiB–64 MiB. Larger: refused (PAYLOAD_TOO_LARGE). */
   maxMessageBytes: wholeNumber(1024, 64 * MIB).default(MIB),
+  /**
+   * Hours a queue message's id is kept to know it again: a message with the same AMQP messageId
+   * property (else the same `reference`) of the same client within them is not stored again (its
+   * redelivery after a commit whose ack was lost, a publisher's re-send); one with another body is
+   * dead-lettered IDEMPOTENCY_KEY_REUSED. 0: off (every message is stored). Default 24. 0–168.
+   * Apart from http.idempotencyHours: a reference is the publisher's own and was never required
+   * to be unique; a publisher that reuses references needs this off or short without changing
+   * what the HTTP API's keys promise.
+   */
+  dedupHours: wholeNumber(0, 168).default(24),
   /** Delay before a message refused for a passing reason (QUEUE_FULL, a store error) goes back to the queue, seconds, full jitter. Default 1 … 30. */
   retry: backoff(1, 30),
   /** Delay between attempts to reach the broker, seconds, full jitter. Default 1 … 60. */
   reconnect: backoff(1, 60),
   /** Also publish status and inbound events to a topic exchange. Default: none. */
   events: eventsSchema.optional(),
-}, { error: 'must be a mapping { url or urlFile, queue, exchange, routingKey, deadLetterExchange, deadLetterQueue, prefetch, client, clients, users, maxMessageBytes, retry, reconnect, events }' })
+}, { error: 'must be a mapping { url or urlFile, queue, exchange, routingKey, deadLetterExchange, deadLetterQueue, prefetch, client, clients, users, maxMessageBytes, dedupHours, retry, reconnect, events }' })
   .superRefine((a, ctx) => {
     noRepeats(a.clients, 'clients', ctx);
     if (a.client === undefined && a.clients === undefined && a.users === undefined) {
@@ -189,6 +199,8 @@ export interface AmqpConfig {
   users?: Record<string, string>;
   /** Bytes. Default 1 MiB. */
   maxMessageBytes: number;
+  /** Hours a message's id (messageId, else reference) is kept against redeliveries; 0: off. 0–168. Default 24. */
+  dedupHours: number;
   /** Requeue delay after a passing failure, seconds, full jitter. Default 1 … 30. */
   retry: { initialSeconds: number; maxSeconds: number };
   /** Broker reconnect delay, seconds, full jitter. Default 1 … 60. */

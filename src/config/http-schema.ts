@@ -22,6 +22,11 @@ const MIB = 1024 * 1024;
 /** http.maxResendDays' default: a week's outage of a client's receiver re-pushed in one request. */
 export const MAX_RESEND_DAYS = 7;
 /**
+ * http.idempotencyHours' default: a day covers a client's retries across a night's outage of its
+ * own or of smppd's, as the draft's authors' examples keep keys for 24 hours.
+ */
+export const IDEMPOTENCY_HOURS = 24;
+/**
  * http.maxConcurrentUploads' default: with http.maxBulkNumbers' default, uploads hold at most
  * 16 × 1,000,000 × 16 bytes = 256 MB of numbers at once, and an application may upload eight
  * lists side by side (one client may hold half) while another still finds a slot.
@@ -92,6 +97,13 @@ export const httpSchema = z.strictObject({
    */
   maxResendDays: wholeNumber(1, 366).default(MAX_RESEND_DAYS),
   /**
+   * Hours an Idempotency-Key of sendSms and sendbulk is kept: a repeat of the request with the
+   * same key within them is answered what the first was answered (the same message id, the same
+   * sendbulk response), one with another body 422. Default 24. 1–168. Kept in the store; expired
+   * keys are deleted by the retention sweep (none with store.retentionDays 0).
+   */
+  idempotencyHours: wholeNumber(1, 168).default(IDEMPOTENCY_HOURS),
+  /**
    * Seconds from a request's first byte (a new connection's opening) to the end of its headers.
    * Default 10. 1–300. Late: 408 and the connection closed. With tls the clock starts once the
    * handshake is done, and the handshake itself has as long again (Node's handshakeTimeout; a
@@ -132,7 +144,7 @@ export const httpSchema = z.strictObject({
   error: 'must be ≤ maxConnections (or 0: no cap per address)', path: ['maxConnectionsPerAddress'],
 }).default({
   listen: '127.0.0.1:8080', maxBodyBytes: MIB, maxUploadBytes: 50 * MIB, maxBulkNumbers: 1_000_000, maxConcurrentUploads: MAX_CONCURRENT_UPLOADS,
-  maxResendDays: MAX_RESEND_DAYS, ...HTTP_LISTENER_DEFAULTS,
+  maxResendDays: MAX_RESEND_DAYS, idempotencyHours: IDEMPOTENCY_HOURS, ...HTTP_LISTENER_DEFAULTS,
 });
 
 /** The HTTP section with `listen` split into host and port. */
@@ -148,6 +160,8 @@ export interface HttpConfig {
   maxUploadBytes: number;
   /** Days. 1–366. */
   maxResendDays: number;
+  /** Hours. 1–168. Default 24. */
+  idempotencyHours: number;
   /** Numbers one sendbulk file may hold. Default 1000000. */
   maxBulkNumbers: number;
   /** sendbulk uploads in progress at once; one client at most half (≥ 1). Default 4. 1–1000. */

@@ -33,6 +33,13 @@ export const ErrorCode = {
   INVALID_STATE_TRANSITION: 'INVALID_STATE_TRANSITION',
   /** Messages appended to a batch that does not exist (for this client). */
   BATCH_NOT_FOUND: 'BATCH_NOT_FOUND',
+  /** An idempotency key used again with another request (another body, another endpoint): nothing was done. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  /**
+   * An idempotency key recorded by another request: the store refused to record it again
+   * (nothing of the write was stored), or that request is still running after the wait for it.
+   */
+  IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

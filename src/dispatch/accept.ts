@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
 import type { ClaimedMessage } from '../store/claims.js';
+import type { NewIdempotencyKey } from '../store/idempotency.js';
 import type { Accepted, MessageIntake, NewMessage } from '../store/intake.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { BulkWriter } from './bulk-writer.js';
@@ -35,6 +36,12 @@ export interface SendCommon {
 
 export interface SendRequest extends SendCommon {
   destination: string;
+}
+
+/** How one send is stored besides its request. */
+export interface SendOptions {
+  /** Recorded done with the message, in its commit (`IdempotencyGate`'s `first`). */
+  idempotencyKey?: NewIdempotencyKey;
 }
 
 export interface AcceptorUpstream {
@@ -110,9 +117,11 @@ export class Acceptor {
 
   /**
    * One message; resolves after the commit with the id to answer. Throws SmppdError on refusal:
-   * QUEUE_FULL when its parts would pass a cap on queued parts (`QueueRoom`).
+   * QUEUE_FULL when its parts would pass a cap on queued parts (`QueueRoom`). `idempotencyKey` is
+   * recorded in the same commit (IDEMPOTENCY_KEY_IN_USE, nothing stored, when it is recorded).
    */
-  async send(req: SendRequest): Promise<{ messageId: string; batchId: number | null }> {
+  async send(req: SendRequest, options: SendOptions = {}): Promise<{ messageId: string; batchId: number | null }> {
+    const key = options.idempotencyKey;
     const route = this.#routeOf(req.destination, req.client);
     // Composed lazily for the upstreams the choice looks at: one that cannot carry the text (its
     // alphabet, its part limit) is passed over for one of the route that can.
@@ -140,13 +149,14 @@ export class Acceptor {
     try {
       if (req.schedule === undefined) {
         // Handed to the pool from its accept, it was never queued: its room is given back.
-        if (!(await this.#acceptLoose(message, now))) room.stored(message.parts.length);
+        if (!(await this.#acceptLoose(message, now, key))) room.stored(message.parts.length);
         this.#counters.routed(target.route.name, target.upstream);
         return { messageId: message.id, batchId: null };
       }
       const accepted = await this.#store.accept({
         messages: [message],
         now,
+        ...(key ? { idempotencyKey: key } : {}),
         batch: { client: req.client, senderId: req.senderId, reqType: 'single', messageType: message.encoding, campaignName: req.campaignName ?? null },
         schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
       });
@@ -163,11 +173,13 @@ export class Acceptor {
    * A message without a batch or a schedule: claimed at its accept and handed over when the
    * dispatcher admits it (true), else queued (false).
    */
-  async #acceptLoose(message: NewMessage, now: number): Promise<boolean> {
+  async #acceptLoose(message: NewMessage, now: number, key: NewIdempotencyKey | undefined): Promise<boolean> {
     const admission = this.#admit?.(message.upstream);
     let accepted: Accepted;
     try {
-      accepted = await this.#store.accept({ messages: [message], now, ...(admission?.direct === true ? { claimed: true } : {}) });
+      accepted = await this.#store.accept({
+        messages: [message], now, ...(admission?.direct === true ? { claimed: true } : {}), ...(key ? { idempotencyKey: key } : {}),
+      });
     } catch (e) {
       admission?.done();
       throw e;

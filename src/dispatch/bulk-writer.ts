@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, isSmppdError, SmppdError } from '../core/errors.js';
+import type { NewIdempotencyKey } from '../store/idempotency.js';
 import type { MessageIntake, NewBatch, NewMessage } from '../store/intake.js';
 import type { QueueRoom, Reservation } from './queue-room.js';
 
@@ -38,6 +39,7 @@ export class BulkWriter {
   #reserved = 0;
   /** The parts the checked numbers make, each by its route (`checkRoutes`). */
   #checkedParts: { numbers: number; parts: number } | undefined;
+  #key: NewIdempotencyKey | undefined;
 
   constructor(o: BulkWriterParts) {
     this.#o = o;
@@ -58,6 +60,16 @@ export class BulkWriter {
   /** Parts a number becomes, at most, over every upstream. */
   get partsPerMessage(): number {
     return this.#o.partsPerMessage;
+  }
+
+  /**
+   * The job's idempotency key, recorded pending with the first chunk (and the batch it makes);
+   * its response is recorded at the end by the caller (`IdempotencyKeys.finishIdempotencyKey`).
+   * Before the first `add`.
+   */
+  keyedBy(key: NewIdempotencyKey): void {
+    if (this.#batchId !== null) throw new SmppdError(ErrorCode.INTERNAL, 'a bulk job\'s idempotency key goes with its first chunk');
+    this.#key = { ...key, pending: true };
   }
 
   /**
@@ -112,7 +124,7 @@ export class BulkWriter {
     if (this.#batchId === null) {
       const s = this.#o.common.schedule;
       const accepted = await this.#o.store.accept({
-        messages, now, batch: this.#o.batch,
+        messages, now, batch: this.#o.batch, ...(this.#key ? { idempotencyKey: this.#key } : {}),
         ...(s ? { schedule: { client: this.#o.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
       });
       this.#batchId = accepted.batchId;

@@ -5,11 +5,13 @@
  * sweep ended. A sweep is a series of short store calls, each looking at `RETENTION_BATCH` rows at
  * most in one commit; the hot path's writes run between them, and after each call the sweep waits
  * as long as the call took, so a sweep through a large backlog (the first after an upgrade, or
- * after retention was shortened) takes at most half of the store's time.
+ * after retention was shortened) takes at most half of the store's time. Each sweep then deletes
+ * the idempotency keys that have expired (`IdempotencyKeys.pruneIdempotencyKeys`), as paced.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RepeatingTask } from '../core/repeating-task.js';
+import type { IdempotencyKeys } from '../store/idempotency.js';
 import type { PruneCounts, PruneCursor, RetentionPruning } from '../store/retention.js';
 
 /** Between the end of one sweep and the start of the next. */
@@ -20,14 +22,14 @@ export const RETENTION_BATCH = 1_000;
 const DAY_MS = 86_400_000;
 
 /** What the sweep deleted, by the `kind` label of `smppd_store_pruned_total`. */
-export type PrunedKind = 'message' | 'batch' | 'inbound';
+export type PrunedKind = 'message' | 'batch' | 'inbound' | 'idempotency_key';
 
 export interface RetentionMetrics {
   storePruned(kind: PrunedKind, count: number): void;
 }
 
 export interface RetentionSweepOptions {
-  store: RetentionPruning;
+  store: RetentionPruning & Pick<IdempotencyKeys, 'pruneIdempotencyKeys'>;
   clock: Clock;
   log: Log;
   /** Days a finished row is kept. > 0 (0, keep everything, means no sweep: do not build one). */
@@ -44,6 +46,8 @@ export interface SweepResult {
   messages: number;
   batches: number;
   inbound: number;
+  /** Expired idempotency keys. */
+  idempotencyKeys: number;
   cutoff: number;
   /** Store calls made. */
   calls: number;
@@ -84,23 +88,37 @@ export class RetentionSweep {
   /** One sweep: store calls until the store has looked at every row older than the cutoff, or the sweep is stopped. */
   async sweep(): Promise<SweepResult> {
     const cutoff = this.#o.clock.wallNow() - this.#o.retentionDays * DAY_MS;
-    const result: SweepResult = { messages: 0, batches: 0, inbound: 0, cutoff, calls: 0 };
+    const result: SweepResult = { messages: 0, batches: 0, inbound: 0, idempotencyKeys: 0, cutoff, calls: 0 };
     let after: PruneCursor | null = null;
     do {
-      const startedAt = this.#o.clock.now();
-      const counts: PruneCounts = await this.#o.store.pruneFinished(cutoff, this.#o.batch, after);
+      const counts: PruneCounts = await this.#paced(() => this.#o.store.pruneFinished(cutoff, this.#o.batch, after), (c) => c.next !== null);
       result.calls++;
       this.#count(result, counts);
       after = counts.next;
-      const took = this.#o.clock.now() - startedAt;
-      if (after !== null && took > 0 && !this.#stopped) await this.#wait(took);
     } while (after !== null && !this.#stopped);
-    if (result.messages + result.batches + result.inbound > 0) {
+    const now = this.#o.clock.wallNow();
+    let deleted: number;
+    do {
+      deleted = await this.#paced(() => this.#o.store.pruneIdempotencyKeys(now, this.#o.batch), (n) => n === this.#o.batch);
+      result.calls++;
+      result.idempotencyKeys += deleted;
+      if (deleted > 0) this.#o.metrics?.storePruned('idempotency_key', deleted);
+    } while (deleted === this.#o.batch && !this.#stopped);
+    if (result.messages + result.batches + result.inbound + result.idempotencyKeys > 0) {
       this.#o.log.info({
-        event: 'retention_sweep', messages: result.messages, batches: result.batches, inbound: result.inbound,
+        event: 'retention_sweep', messages: result.messages, batches: result.batches, inbound: result.inbound, idempotencyKeys: result.idempotencyKeys,
         cutoff: new Date(cutoff).toISOString(), retentionDays: this.#o.retentionDays,
-      }, 'deleted finished messages, empty batches and inbound messages older than store.retentionDays');
+      }, 'deleted finished messages, empty batches and inbound messages older than store.retentionDays, and expired idempotency keys');
     }
+    return result;
+  }
+
+  /** One store call; when `more` says another follows, first a wait as long as the call took. */
+  async #paced<T>(call: () => Promise<T>, more: (result: T) => boolean): Promise<T> {
+    const startedAt = this.#o.clock.now();
+    const result = await call();
+    const took = this.#o.clock.now() - startedAt;
+    if (more(result) && took > 0 && !this.#stopped) await this.#wait(took);
     return result;
   }
 

@@ -160,7 +160,7 @@ export class Metrics {
       labelNames: ['upstream', 'result'], registers: [r],
     });
     this.#amqpMessages = new Counter({
-      name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure), waiting (past its client\'s rate limit or at its clients[].maxQueued: set aside in the client\'s wait queue, counted again when it is settled from there)',
+      name: 'smppd_amqp_messages_total', help: 'send requests from the amqp queue by result: accepted (stored, acked), dead (refused to the dead-letter exchange), requeued (a passing failure), waiting (past its client\'s rate limit or at its clients[].maxQueued: set aside in the client\'s wait queue, counted again when it is settled from there), duplicate (its messageId or reference was committed before, within amqp.dedupHours: acked, not stored again)',
       labelNames: ['result'], registers: [r],
     });
     this.#rateLimited = new Counter({
@@ -169,7 +169,7 @@ export class Metrics {
     });
     this.#amqpConnected = new Gauge({ name: 'smppd_amqp_connected', help: '1 while the queue ingress is connected to the broker and consuming', registers: [r] });
     this.#pruned = new Counter({
-      name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound',
+      name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound; and idempotency_key (expired)',
       labelNames: ['kind'], registers: [r],
     });
     const readQueue = options.readQueue;
@@ -338,7 +338,7 @@ export class Metrics {
   }
 
   /** `AmqpIngressMetrics` of the queue ingress. */
-  amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting'): void {
+  amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting' | 'duplicate'): void {
     this.#amqpMessages.inc({ result });
   }
 

@@ -4,6 +4,8 @@
  * contract every role shares (commits, times) is in `store.ts`.
  */
 
+import type { NewIdempotencyKey } from './idempotency.js';
+
 /** One submit_sm body as composed at accept time (the concatenation reference is fixed then). */
 export interface StoredPartBody {
   dataCoding: number;
@@ -86,6 +88,12 @@ export interface AcceptRequest {
    * still queue them (`Accepted.claimed` says which).
    */
   claimed?: boolean;
+  /**
+   * Recorded in the same commit (`IdempotencyKeys`): done with the request's one message as its
+   * result, or pending (a first chunk of a bulk upload, with `batch`). Refused with
+   * IDEMPOTENCY_KEY_IN_USE, and nothing stored, when the key is recorded and not expired.
+   */
+  idempotencyKey?: NewIdempotencyKey;
   now: number;
 }
 

@@ -14,7 +14,8 @@
  * - `EventResends` (event-resends.ts): dead events and status events sent again;
  * - `RetentionPruning` (retention.ts): old, finished rows deleted;
  * - `StatusReads` (status-reads.ts): a message's status, counts and lag for metrics;
- * - `MessageRerouting` (rerouting.ts): queued messages moved to another upstream on failover.
+ * - `MessageRerouting` (rerouting.ts): queued messages moved to another upstream on failover;
+ * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats.
  *
  * Every write method resolves only after its transaction is committed (group commit: writes
  * that arrive within a few milliseconds share one transaction). Reads see every write whose
@@ -24,6 +25,7 @@
 import type { BatchesAndSchedules } from './batches.js';
 import type { SubmitClaims } from './claims.js';
 import type { EventResends } from './event-resends.js';
+import type { IdempotencyKeys } from './idempotency.js';
 import type { InboundMessages } from './inbound.js';
 import type { MessageIntake } from './intake.js';
 import type { EventOutbox } from './outbox.js';
@@ -34,7 +36,7 @@ import type { StatusReads } from './status-reads.js';
 
 export interface Store extends
   MessageIntake, SubmitClaims, ReceiptMatching, InboundMessages, BatchesAndSchedules,
-  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting {
+  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys {
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

@@ -2,7 +2,11 @@
  * The queue ingress: send requests consumed from a durable RabbitMQ queue. A message is acked
  * only after its send is committed to the store, so an acked message survives `kill -9`; one
  * whose commit did not happen (a crash, a dropped connection) is delivered again: delivery is at
- * least once, and a connection lost between a commit and its ack sends that message twice.
+ * least once. A message with an id (its AMQP `messageId` property, else its `reference`) is
+ * committed with that id as its client's idempotency key (`amqp.dedupHours`), so one delivered
+ * again after its commit (its ack lost with a connection or a crash, or a publisher's re-send) is
+ * not stored again: it is acked, and its `replyTo` answered the first one's message id. The same
+ * id with another body is refused (IDEMPOTENCY_KEY_REUSED).
  *
  * - Invalid (the HTTP API's 4xx): published to the dead-letter exchange with the five-field
  *   error in its headers (`x-smppd-error`, JSON; `x-smppd-error-code`), body and properties
@@ -29,11 +33,13 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { amqpEndpoint, amqpUser, waitQueueName, type AmqpConfig } from '../../config/amqp-schema.js';
-import type { SendRequest } from '../../dispatch/accept.js';
+import type { SendOptions, SendRequest } from '../../dispatch/accept.js';
+import type { IdempotencyKeys } from '../../store/idempotency.js';
 import { BrokerLink, describe, type ChannelModel, type Connect, type ConsumeMessage } from '../../amqp/broker-link.js';
 import type { ApiClient } from '../../api/auth.js';
 import { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 import type { ErrorBody } from '../../api/errors.js';
+import { QueueDedup } from './dedup.js';
 import { IngressSession, checkUserId, type Delivery, type Lane } from './ingress-session.js';
 import { queueAccess, type QueueAccess, type Vouched } from './queue-identity.js';
 import { RateWaits } from './rate-waits.js';
@@ -46,7 +52,7 @@ export { CLIENT_HEADER, ERROR_CODE_HEADER, ERROR_HEADER, RECEIVED_AT_HEADER, dec
 
 /** What the ingress needs of the Acceptor: one send, resolved after its commit. */
 export interface SendAcceptor {
-  send(req: SendRequest): Promise<{ messageId: string }>;
+  send(req: SendRequest, options?: SendOptions): Promise<{ messageId: string }>;
 }
 
 /** Counters of the ingress (prom-client in the daemon; a no-op by default). */
@@ -54,9 +60,10 @@ export interface AmqpIngressMetrics {
   /**
    * A message settled: accepted (committed, acked), dead (refused to the dead-letter exchange),
    * requeued (a passing failure), waiting (past its client's rate limit or at its maxQueued: set
-   * aside in the client's wait queue, to be settled again from there).
+   * aside in the client's wait queue, to be settled again from there), duplicate (its id was
+   * committed before: acked without storing it again).
    */
-  amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting'): void;
+  amqpMessage(result: 'accepted' | 'dead' | 'requeued' | 'waiting' | 'duplicate'): void;
   /** The consumer's connection came up (true) or went away (false). */
   amqpConnected(up: boolean): void;
   /** A message of `client` past its rate limit (set aside). */
@@ -68,6 +75,8 @@ export const noAmqpIngressMetrics: AmqpIngressMetrics = { amqpMessage: () => {},
 export interface AmqpIngressOptions {
   config: AmqpConfig;
   acceptor: SendAcceptor;
+  /** Where the messages' ids are kept against redeliveries (`amqp.dedupHours`; the store). Absent: none are. */
+  keys?: Pick<IdempotencyKeys, 'findIdempotencyKey'>;
   /** The configured clients (`clients[]`): who a message may be sent as, and their `senders`. */
   clients: readonly ApiClient[];
   /** The clients' rate limits, shared with the HTTP API; default: one of its own, built from `clients`. */
@@ -115,6 +124,8 @@ export class AmqpIngress {
   readonly #limiter: ClientRateLimiter;
   readonly #ownsLimiter: boolean;
   readonly #waits: RateWaits<Waiting>;
+  /** Messages with an id, committed once (absent: amqp.dedupHours 0, or no store given). */
+  readonly #dedup: QueueDedup | undefined;
   #clients: ReadonlyMap<string, ApiClient>;
   #session: IngressSession | undefined;
   readonly #handling = new Set<Promise<void>>();
@@ -134,6 +145,7 @@ export class AmqpIngress {
       onRequeued: () => this.#metrics.amqpMessage('requeued'),
     });
     this.#access = queueAccess(o.config);
+    this.#dedup = o.keys !== undefined && o.config.dedupHours > 0 ? new QueueDedup(o.keys, o.clock, o.config.dedupHours) : undefined;
     this.#stamp = o.config.users !== undefined ? amqpUser(o.config.url) : undefined;
     this.#ownsLimiter = o.rateLimiter === undefined;
     this.#limiter = o.rateLimiter ?? new ClientRateLimiter(o.clients, o.clock);
@@ -298,8 +310,11 @@ export class AmqpIngress {
 
   async #send(d: Delivery, read: ReadSend): Promise<void> {
     let messageId: string;
+    let again = false;
     try {
-      ({ messageId } = await this.#acceptor.send(read.request));
+      ({ messageId, again } = this.#dedup !== undefined
+        ? await this.#dedup.send(d.message, read.request, read.reference, this.#acceptor)
+        : { ...(await this.#acceptor.send(read.request)), again: false });
     } catch (e) {
       const failure = classifyFailure(e, this.#requestUri);
       if (failure.kind === 'refuse') return this.#deadLetter(d, failure.refusal, read.reference);
@@ -310,13 +325,15 @@ export class AmqpIngress {
         if (d.lane !== d.session.waits) return this.#setAside(d, read.request.client, read.receivedAt);
         return this.#requeues.holdOne(d, failure.retryAfterMs);
       }
+      if (failure.alone === true) return this.#requeues.holdOne(d, failure.retryAfterMs);
       if (failure.code === 'INTERNAL') this.#log.error({ event: 'amqp_send_failed', err: e }, 'storing a queue message failed; it goes back to the queue');
       return this.#requeues.hold(d, failure.retryAfterMs, failure.code);
     }
     this.#requeues.accepting();
     this.#reply(d, { messageId, reference: read.reference });
     d.session.settle(d, 'ack');
-    this.#metrics.amqpMessage('accepted');
+    if (again) this.#log.debug({ event: 'amqp_duplicate', client: read.request.client, messageId, reference: read.reference }, 'a queue message committed before came again; acked, not stored again');
+    this.#metrics.amqpMessage(again ? 'duplicate' : 'accepted');
   }
 
   /**

@@ -77,10 +77,11 @@ export function readSendMessage(content: Buffer, o: ReadOptions): ReadResult {
 /**
  * What becomes of a message whose send failed: refused for good, or tried again later. `ownCap`
  * (true or absent): QUEUE_FULL for the client's own clients[].maxQueued, which holds up no other client.
+ * `alone` (true or absent): a failure of this message only (its id is in use), not of the sends.
  */
 export type SendFailure =
   | { kind: 'refuse'; refusal: ErrorBody }
-  | { kind: 'retry'; code: 'QUEUE_FULL' | 'INTERNAL'; retryAfterMs: number; ownCap?: boolean };
+  | { kind: 'retry'; code: 'QUEUE_FULL' | 'INTERNAL'; retryAfterMs: number; ownCap?: boolean; alone?: boolean };
 
 /**
  * A failed `Acceptor.send`: what the HTTP API answers 4xx for (text not GSM-7, too long …) is
@@ -89,6 +90,8 @@ export type SendFailure =
 export function classifyFailure(e: unknown, requestUri: string): SendFailure {
   const { error, internal } = toApiError(e);
   if (internal || error.code === 'INTERNAL') return { kind: 'retry', code: 'INTERNAL', retryAfterMs: 0 };
+  // Its id is another instance's send, still running: this message alone is tried again later.
+  if (error.code === 'IDEMPOTENCY_KEY_IN_USE') return { kind: 'retry', code: 'INTERNAL', retryAfterMs: Number(error.headers['retry-after'] ?? 1) * 1000, alone: true };
   if (error.code === 'QUEUE_FULL') {
     const seconds = Number(error.headers['retry-after']);
     const ownCap = isSmppdError(e, ErrorCode.QUEUE_FULL) && e.details?.limit === QUEUE_CAPS.client;

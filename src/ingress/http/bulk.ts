@@ -12,6 +12,11 @@
  *
  * A request that fails after a first chunk was committed (a store failure) aborts the batch it
  * started: its pending messages are not sent, though ones the dispatcher took already may be.
+ *
+ * With an Idempotency-Key (`bulk-idempotency.ts`) the request is fingerprinted by its bulkRequest
+ * and its file's bytes (hashed as they are read), its key recorded with the first chunk, and its
+ * response (success, or the error answered after that commit) at its end: a repeat is answered
+ * the same status and body.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
@@ -19,8 +24,10 @@ import { extname } from 'node:path';
 import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
 import { assertSenderAllowed, type ApiClient } from '../../api/auth.js';
 import { ApiError } from '../../api/errors.js';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, RequestFingerprint } from '../../api/idempotency-key.js';
 import { scheduleFrom } from '../../api/schedule-time.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
+import { runKeyedUpload, type KeyedUpload } from './bulk-idempotency.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
 import { DestinationList } from './destination-list.js';
 import { NumberTally, readLines, type BulkListInfo } from './number-file.js';
@@ -54,6 +61,12 @@ interface Job {
   writer: HttpBulkWriter;
 }
 
+/** bulkRequest read and checked: as sent (parsed JSON, what is fingerprinted) and as validated. */
+interface ParsedRequest {
+  input: unknown;
+  request: BulkRequest;
+}
+
 export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const slots = new UploadSlots(ctx.deps.limits.maxConcurrentUploads ?? MAX_CONCURRENT_UPLOADS);
   app.post('/sms/sendbulk', { onRequest: ctx.limitRate }, async (request, reply) => new BulkUpload(ctx, slots, ctx.auth.clientOf(request), request, reply).run());
@@ -61,6 +74,9 @@ export function registerBulkRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
 class BulkUpload {
   #job: Job | undefined;
+  /** With an Idempotency-Key, the job starts once the whole body is read: a repeat may be answered without one. */
+  #parsed: ParsedRequest | undefined;
+  #key: { key: string; file: RequestFingerprint } | undefined;
   #fileSeen = false;
   readonly #tally = new NumberTally();
   readonly #numbers: DestinationList;
@@ -77,7 +93,7 @@ class BulkUpload {
     this.#numbers = new DestinationList(ctx.deps.limits.maxBulkNumbers);
   }
 
-  async run(): Promise<BulkResponse> {
+  async run(): Promise<BulkResponse | FastifyReply> {
     const { limits } = this.ctx.deps;
     if (!this.request.isMultipart()) throw new ApiError('INVALID_MULTIPART', USAGE);
     // Refuse a body that cannot fit before reading any of it; the file limit below catches the
@@ -86,6 +102,8 @@ class BulkUpload {
     if (Number.isFinite(length) && length > limits.maxUploadBytes + limits.maxBodyBytes) {
       throw new ApiError('PAYLOAD_TOO_LARGE', `the upload is ${length} bytes; ${FILE_PART} may be at most ${limits.maxUploadBytes} bytes`);
     }
+    const key = idempotencyKeyOf(this.request.headers[IDEMPOTENCY_KEY_HEADER]);
+    if (key !== undefined) this.#key = { key, file: new RequestFingerprint(FILE_PART) };
     let release: (() => void) | undefined;
     const socket = this.request.raw.socket;
     try {
@@ -96,9 +114,11 @@ class BulkUpload {
       for await (const part of multipartErrors(this.request.parts({ limits: { fileSize: limits.maxUploadBytes, fieldSize: limits.maxBodyBytes } }))) {
         await this.#part(part);
       }
-      if (!this.#job) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: is required; ${USAGE}`);
+      const parsed = this.#parsed;
+      if (!this.#job && !parsed) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: is required; ${USAGE}`);
       if (!this.#fileSeen) throw new ApiError('INVALID_MULTIPART', `${FILE_PART}: is required; ${USAGE}`);
-      return await this.#store(this.#job);
+      if (this.#key === undefined || parsed === undefined) return await this.#store(this.#job!);
+      return await runKeyedUpload(this.#keyed(parsed, this.#key.key, this.#key.file.digest()));
     } catch (e) {
       // The rest of the body may still be on its way: do not keep the connection for it.
       if (!this.request.raw.complete) this.reply.header('connection', 'close');
@@ -125,9 +145,11 @@ class BulkUpload {
   async #part(part: Multipart): Promise<void> {
     if (part.type === 'field') {
       if (part.fieldname !== REQUEST_PART) throw new ApiError('INVALID_MULTIPART', `${part.fieldname}: unknown part; ${USAGE}`);
-      if (this.#job) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: given twice`);
+      if (this.#job || this.#parsed) throw new ApiError('INVALID_MULTIPART', `${REQUEST_PART}: given twice`);
       if (part.valueTruncated) throw new ApiError('PAYLOAD_TOO_LARGE', `${REQUEST_PART}: is larger than ${this.ctx.deps.limits.maxBodyBytes} bytes`);
-      this.#job = await this.#start(part.value);
+      const parsed = this.#parse(part.value);
+      if (this.#key === undefined) this.#job = await this.#start(parsed.request);
+      else this.#parsed = parsed;
       return;
     }
     if (part.fieldname !== FILE_PART || this.#fileSeen) {
@@ -143,8 +165,8 @@ class BulkUpload {
     await this.#readNumbers(part);
   }
 
-  /** bulkRequest: parsed, checked, and the batch's text composed once (QUEUE_FULL and TEXT_NOT_GSM7 come from here). */
-  async #start(value: unknown): Promise<Job> {
+  /** bulkRequest: parsed and checked (VALIDATION, INVALID_JSON). */
+  #parse(value: unknown): ParsedRequest {
     let input = value;
     if (typeof value === 'string') {
       try {
@@ -153,7 +175,11 @@ class BulkUpload {
         throw new ApiError('INVALID_JSON', `${REQUEST_PART}: is not valid JSON`);
       }
     }
-    const request = parseInput(bulkRequestSchema, input, `${REQUEST_PART}.`, REQUEST_PART);
+    return { input, request: parseInput(bulkRequestSchema, input, `${REQUEST_PART}.`, REQUEST_PART) };
+  }
+
+  /** The job: its sender allowed, its schedule, its text composed once (QUEUE_FULL and TEXT_NOT_GSM7 come from here). */
+  async #start(request: BulkRequest): Promise<Job> {
     assertSenderAllowed(this.client, request.senderId);
     const { clock, acceptor } = this.ctx.deps;
     const schedule = scheduleFrom({ flag: request.schedule, time: request.time, gmt: request.gmt, repeat: request.repeat }, 'schedule', `${REQUEST_PART}.`, clock.wallNow());
@@ -171,7 +197,8 @@ class BulkUpload {
 
   /** Reads the file's valid numbers as they arrive, into the list; more than it takes is 413. */
   async #readNumbers(part: MultipartFile): Promise<void> {
-    for await (const line of multipartErrors(readLines(part.file))) {
+    const fingerprint = this.#key?.file;
+    for await (const line of multipartErrors(readLines(fingerprint ? hashed(part.file, fingerprint) : part.file))) {
       const n = this.#tally.line(line);
       if (n === null || this.#numbers.push(n)) continue;
       throw new ApiError('PAYLOAD_TOO_LARGE', `${FILE_PART}: holds more than ${this.#numbers.max} numbers, the most one upload may have (http.maxBulkNumbers): split it`);
@@ -207,14 +234,43 @@ class BulkUpload {
   async #abandon(cause: unknown): Promise<void> {
     const batchId = this.#job?.writer.batchId;
     if (batchId == null) return;
+    await this.#abort(batchId, cause instanceof Error ? cause.message : String(cause));
+  }
+
+  /** Aborts a batch an upload started and could not finish; says so in the log either way. */
+  async #abort(batchId: number, reason: string): Promise<void> {
     const { store, clock, log } = this.ctx.deps;
-    const reason = cause instanceof Error ? cause.message : String(cause);
     try {
       await this.ctx.serial.run(`batch:${batchId}`, () => store.setBatchState(this.client.name, batchId, 'aborted', clock.wallNow()));
       log.warn({ event: 'bulk_abandoned', client: this.client.name, batchId, reason }, 'sendbulk failed part way; its batch is aborted');
     } catch (e) {
       log.error({ event: 'bulk_abandon_failed', client: this.client.name, batchId, reason, err: e instanceof Error ? e.message : String(e) }, 'sendbulk failed part way and its batch could not be aborted');
     }
+  }
+
+  /** The upload as `runKeyedUpload` runs it: the whole body is read, the fingerprint known. */
+  #keyed(parsed: ParsedRequest, key: string, fileDigest: string): KeyedUpload<BulkResponse> {
+    return {
+      ctx: this.ctx, request: this.request, reply: this.reply, key, client: this.client.name,
+      fingerprint: new RequestFingerprint('POST /sms/sendbulk').json(parsed.input).json(fileDigest).digest(),
+      run: async (idempotencyKey) => {
+        // A second run (the key was taken by another instance meanwhile, then expired): a new job.
+        this.#job?.writer.close();
+        const job = this.#job = await this.#start(parsed.request);
+        job.writer.keyedBy(idempotencyKey);
+        return this.#store(job);
+      },
+      committed: () => this.#job?.writer.batchId != null,
+      abort: (batchId, reason) => this.#abort(batchId, reason),
+    };
+  }
+}
+
+/** The bytes of `stream` as they pass, into `fingerprint`. */
+async function* hashed(stream: AsyncIterable<Buffer>, fingerprint: RequestFingerprint): AsyncGenerator<Buffer> {
+  for await (const chunk of stream) {
+    fingerprint.bytes(chunk);
+    yield chunk;
   }
 }
 

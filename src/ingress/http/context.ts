@@ -4,10 +4,12 @@
  */
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
-import type { SendCommon, SendRequest } from '../../dispatch/accept.js';
+import type { SendCommon, SendOptions, SendRequest } from '../../dispatch/accept.js';
+import type { IdempotencyGate } from '../../dispatch/idempotency.js';
 import type { IdentifyResult } from '../../sms/identify.js';
 import type { BatchesAndSchedules } from '../../store/batches.js';
 import type { EventResends } from '../../store/event-resends.js';
+import type { IdempotencyKeys, NewIdempotencyKey } from '../../store/idempotency.js';
 import type { StatusReads } from '../../store/status-reads.js';
 import type { ApiClient } from '../../api/auth.js';
 import type { ClientRateLimiter } from '../../api/client-rate-limiter.js';
@@ -19,8 +21,8 @@ import type { KeyedSerial } from './serial.js';
 
 /** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
 export interface HttpAcceptor {
-  /** Resolves after the commit; throws SmppdError QUEUE_FULL, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, … */
-  send(request: SendRequest): Promise<{ messageId: string; batchId: number | null }>;
+  /** Resolves after the commit (which records `options.idempotencyKey`); throws SmppdError QUEUE_FULL, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, … */
+  send(request: SendRequest, options?: SendOptions): Promise<{ messageId: string; batchId: number | null }>;
   /** Checks the text once, and that no cap on queued parts is reached; then `reserve` and `add` store the numbers. */
   startBulk(common: SendCommon): Promise<HttpBulkWriter>;
 }
@@ -33,14 +35,16 @@ export interface HttpBulkWriter {
   reserve(numbers: number): Promise<void>;
   /** Stores one chunk of valid, de-duplicated numbers (within the reserved room); the first call creates the batch. */
   add(destinations: readonly string[]): Promise<void>;
+  /** The job's Idempotency-Key, recorded pending with the first chunk; before the first `add`. */
+  keyedBy(key: NewIdempotencyKey): void;
   /** Gives back the room not used; once the job is over, however it ended. */
   close(): void;
   readonly batchId: number | null;
   readonly scheduleId: number | null;
 }
 
-/** The store's part the API reads and changes (writes go through the acceptor). */
-export type HttpStore = Pick<StatusReads, 'getMessage'> & BatchesAndSchedules & EventResends;
+/** The store's part the API reads and changes (writes go through the acceptor, idempotency keys with them). */
+export type HttpStore = Pick<StatusReads, 'getMessage'> & BatchesAndSchedules & EventResends & IdempotencyKeys;
 
 /** The webhook dispatcher's part the API uses (`src/events/event-dispatcher.ts`). */
 export interface HttpEvents {
@@ -66,6 +70,8 @@ export interface HttpLimits {
   bulkChunkSize?: number;
   /** Longest date range of one resendDlr, days (http.maxResendDays). Longer: 400. Default 7. */
   maxResendDays?: number;
+  /** Hours an Idempotency-Key is kept (http.idempotencyHours): its repeats are answered the first's result. Default 24. */
+  idempotencyHours?: number;
 }
 
 /** Everything `buildHttpServer` needs; `smppd start` builds each one. */
@@ -113,4 +119,13 @@ export interface RouteContext {
   limitRate: RateLimitHook;
   /** Orders state changes per batch and per schedule. */
   serial: KeyedSerial;
+  /** Requests with an Idempotency-Key: run once, repeats answered what the first recorded. */
+  idempotency: HttpIdempotency;
+}
+
+/** What the send routes use for Idempotency-Key. */
+export interface HttpIdempotency {
+  gate: IdempotencyGate;
+  /** How long a key is kept, ms (http.idempotencyHours). */
+  keepMs: number;
 }

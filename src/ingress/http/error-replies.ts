@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isSmppdError } from '../../core/errors.js';
 import type { Log } from '../../core/log.js';
+import type { IdempotentResponse } from '../../store/idempotency.js';
 import { API_ERRORS, ApiError, errorBodyAt, reasonPhrase, toApiError, type ApiErrorCode, type ErrorBody } from '../../api/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -53,6 +54,17 @@ export function errorResponseBytes(code: ApiErrorCode, message: string, requestU
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.status).type(JSON_TYPE).send(errorBody(request, error.code, error.message, error.status));
+}
+
+/** A thrown value as the error handler answers it (status and five-field body), to be answered again to a repeat of its request. */
+export function errorResponseOf(request: FastifyRequest, e: unknown): IdempotentResponse {
+  const { error } = toHttpError(e);
+  return { status: error.status, body: JSON.stringify(errorBody(request, error.code, error.message, error.status)) };
+}
+
+/** A recorded response, answered again (JSON: a sendbulk response or a five-field body). */
+export function sendRecorded(reply: FastifyReply, response: IdempotentResponse): FastifyReply {
+  return reply.code(response.status).type(JSON_TYPE).send(response.body);
 }
 
 /** The gateway's 401 (§5, §7): two fields, and a challenge. */

@@ -93,7 +93,7 @@ export interface HttpListenerDeps {
 const S = 1000;
 
 /** The config's `http` section as listener settings. */
-export function listenerSettings(http: Omit<HttpConfig, 'listen' | 'host' | 'port' | 'maxBodyBytes' | 'maxUploadBytes' | 'maxBulkNumbers' | 'maxConcurrentUploads' | 'maxResendDays'>): HttpListenerSettings {
+export function listenerSettings(http: Omit<HttpConfig, 'listen' | 'host' | 'port' | 'maxBodyBytes' | 'maxUploadBytes' | 'maxBulkNumbers' | 'maxConcurrentUploads' | 'maxResendDays' | 'idempotencyHours'>): HttpListenerSettings {
   return {
     headersTimeoutMs: http.headersTimeoutSeconds * S,
     requestTimeoutMs: http.requestTimeoutSeconds * S,

@@ -8,6 +8,7 @@ import { DELIVERY_STATUSES } from '../../sms/status.js';
 import { DECODE_PROBLEMS } from '../../sms/text-codec.js';
 import { API_ERRORS } from '../../api/errors.js';
 import { NUMBER_PROBLEMS } from '../../api/numbers.js';
+import { IDEMPOTENCY_KEY_RULE } from '../../api/idempotency-key.js';
 import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from '../../api/validation.js';
 
 type Json = Record<string, unknown>;
@@ -185,6 +186,12 @@ const responses: Json = {
     headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
     content: json(ref('ErrorBody')),
   },
+  KeyReused: errorResponse('IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request (another body, or the other send endpoint) of this client within http.idempotencyHours; nothing was done. A new request needs a new key.'),
+  KeyInUse: {
+    description: 'IDEMPOTENCY_KEY_IN_USE: the request with this Idempotency-Key is still running on another instance sharing the store after two minutes of waiting for it. Retry after Retry-After seconds: it is then answered that request\'s result.',
+    headers: { 'Retry-After': { schema: int, description: 'Seconds.' } },
+    content: json(ref('ErrorBody')),
+  },
   Internal: errorResponse('Unexpected; retry with backoff.'),
   RequestTimeout: errorResponse('The request did not arrive whole in time: headers within http.headersTimeoutSeconds, the body within http.requestTimeoutSeconds of them (sendbulk: http.bulkRequestTimeoutSeconds). The connection is closed.'),
   ShuttingDown: errorResponse('smppd is stopping and took no new request on this connection; retry on a new one.'),
@@ -195,6 +202,12 @@ const jsonBodyErrors = { 400: r('BadRequest'), 413: r('TooLarge'), 415: r('Unsup
 const ok = (description: string, schema: Json): Json => ({ 200: { description, content: json(schema) } });
 const query = (name: string, description: string, required = true): Json => ({ name, in: 'query', required, schema: required ? int : str, description });
 const batchId = query('batch_Id', 'The batch: an id from /sms/list or a bulkSessionId.');
+/** draft-ietf-httpapi-idempotency-key-header. */
+const idempotencyKey = (result: string): Json => ({
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
+  description: `Makes a retry safe: a repeat of the request (the same body) with the same key, by the same client, within http.idempotencyHours (default 24) is answered ${result}, whether the first finished, failed after it was stored, or is still running (the repeat waits for it), and nothing is stored again. The same key with another body: 422 IDEMPOTENCY_KEY_REUSED. A key is ${IDEMPOTENCY_KEY_RULE}; else 400 VALIDATION.`,
+});
+const keyed = { 409: r('KeyInUse'), 422: r('KeyReused') };
 const batchControl = (summary: string, description: string): Json => ({
   summary, description, parameters: [batchId],
   responses: { ...ok('The batch after the change.', ref('BatchDetail')), 400: r('BadRequest'), 404: r('NotFound'), ...always },
@@ -220,10 +233,11 @@ const paths: Json = {
     post: {
       summary: 'Send one SMS',
       description: 'Only the documented fields are accepted. Answered after the message is stored.',
+      parameters: [idempotencyKey('the first one\'s message id (the body compared as JSON: field order and white space do not matter)')],
       requestBody: { required: true, content: json(ref('SendSms')) },
       responses: {
         200: { description: 'The message id.', content: { 'text/plain': { schema: str } } },
-        ...jsonBodyErrors, 403: r('Forbidden'), 429: r('QueueFull'), ...always,
+        ...jsonBodyErrors, 403: r('Forbidden'), ...keyed, 429: r('QueueFull'), ...always,
       },
     },
   },
@@ -238,6 +252,7 @@ const paths: Json = {
     post: {
       summary: 'Send one text to the numbers of a file',
       description: 'The whole file is read and counted before any number is stored: an upload whose parts (a long text is several per number) would pass a cap on queued parts is refused whole with 429. At most http.maxConcurrentUploads uploads are read at once, half of them of one client: past that, 429 TOO_MANY_UPLOADS before the file is read. Duplicates are removed unless allowDuplicate is true; the numbers go in the order of their first line.',
+      parameters: [idempotencyKey('the first one\'s status and body (bulkRequest compared as JSON, the file by its bytes; the parts in either order). A repeat of an upload that stopped part way and cannot finish (its smppd stopped) is answered 500 naming its batch, which is aborted')],
       requestBody: {
         required: true,
         content: {
@@ -249,7 +264,7 @@ const paths: Json = {
           },
         },
       },
-      responses: { ...ok('The job.', ref('BulkResponse')), ...jsonBodyErrors, 403: r('Forbidden'), 429: r('UploadRefused'), ...always },
+      responses: { ...ok('The job.', ref('BulkResponse')), ...jsonBodyErrors, 403: r('Forbidden'), ...keyed, 429: r('UploadRefused'), ...always },
     },
   },
   '/sms/list': { get: { summary: 'All SMS jobs of the client (not paginated)', responses: { ...ok('Every job, in the store\'s order.', { type: 'array', items: ref('BatchListEntry') }), ...always } } },

@@ -14,6 +14,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
 import { ClientRateLimiter } from '../../api/client-rate-limiter.js';
+import { IDEMPOTENCY_HOURS } from '../../config/http-schema.js';
+import { IdempotencyGate } from '../../dispatch/idempotency.js';
 import { ApiError } from '../../api/errors.js';
 import { Authenticator } from './authenticator.js';
 import { registerBatchRoutes } from './batches.js';
@@ -138,7 +140,10 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   const auth = deps.authenticator ?? new Authenticator(deps.clients);
   const limiter = deps.rateLimiter ?? new ClientRateLimiter(deps.clients, deps.clock);
-  const ctx: RouteContext = { deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial() };
+  const ctx: RouteContext = {
+    deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial(),
+    idempotency: { gate: new IdempotencyGate({ store: deps.store, clock: deps.clock }), keepMs: (deps.limits.idempotencyHours ?? IDEMPOTENCY_HOURS) * 3_600_000 },
+  };
   app.get('/openapi.json', async () => openApiDocument());
   registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {

@@ -1,7 +1,8 @@
 /**
  * accept: new messages with their parts queued, in a new or an existing batch, with an optional
  * schedule, in one transaction of three multi-row INSERTs (messages, parts, SUBMITTED events)
- * whatever the number of messages. The parts of a `claimed` request are inserted inflight under
+ * whatever the number of messages, and a fourth for the requests' idempotency keys when they have
+ * any (`idempotency.ts`). The parts of a `claimed` request are inserted inflight under
  * this instance's claim instead, as `claim.ts` would leave them: the dispatcher sends them at
  * once, and no claim has to find them, lock them and write them again.
  */
@@ -11,14 +12,16 @@ import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
 import { submittedEvent } from '../status-events.js';
-import type { Tx } from './db.js';
+import type { Queryable, Tx } from './db.js';
+import { recordKeys } from './idempotency.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { writeNewMessageEvents } from './outbox.js';
 
-export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest): Promise<Accepted> {
+export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest, instanceId: string): Promise<Accepted> {
   if (request.claimed === true) throw new SmppdError(ErrorCode.INTERNAL, 'a claimed accept has no batch and no schedule');
   request.messages.forEach(checkHasParts);
   const target = await resolveTarget(tx, spaces, request);
+  await recordKeys(tx, [{ request, batchId: target.batchId }], instanceId);
   if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now, claimed: false })), target);
   if (target.batchId !== null && request.batch === undefined) {
     await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);
@@ -46,9 +49,25 @@ export async function acceptLoose(tx: Tx, requests: readonly AcceptRequest[], cl
     if (!isLoose(r)) throw new SmppdError(ErrorCode.INTERNAL, 'acceptLoose takes requests without a batch or a schedule');
     r.messages.forEach(checkHasParts);
   }
+  await recordKeys(tx, requests.map((request) => ({ request, batchId: null })), claim.instanceId);
   const rows = requests.flatMap((r) => r.messages.map((m) => ({ m, now: r.now, claimed: r.claimed === true })));
   if (rows.length > 0) await insertMessages(tx, rows, NO_BATCH, claim);
   return requests.map((r) => ({ batchId: null, scheduleId: null, ...(r.claimed === true ? { claimed: true } : {}) }));
+}
+
+/**
+ * After a claimed accept failed: its parts back to the queue, if its commit went through after
+ * all (a connection lost during COMMIT). Nobody hands them to the pool now, and this live
+ * instance's claims are recovered by nobody before its restart. Best effort: when this fails
+ * too, or runs before the server has finished that commit, the parts wait for the restart's
+ * `recoverInflight`, which applies `onUncertain` to them (requeued, or FAILED as uncertain
+ * though never sent).
+ */
+export async function unclaim(db: Queryable, messageIds: string[], instanceId: string): Promise<void> {
+  await db.run(
+    "UPDATE parts SET state = 'queued', claimed_by = NULL, lease_until = NULL WHERE message_id = ANY($1::text[]) AND state = 'inflight' AND claimed_by = $2",
+    [messageIds, instanceId],
+  );
 }
 
 /** The batch and schedule the messages join, created when asked for. */

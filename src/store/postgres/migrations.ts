@@ -13,6 +13,7 @@
  */
 import type pg from 'pg';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -344,6 +345,7 @@ ALTER TABLE messages ADD COLUMN route TEXT;
 CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
+  PG_IDEMPOTENCY_MIGRATION,
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

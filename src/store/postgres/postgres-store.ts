@@ -26,6 +26,7 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
 import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
@@ -34,13 +35,14 @@ import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
-import { accept, acceptLoose, isLoose } from './accept.js';
+import { accept, acceptLoose, isLoose, unclaim } from './accept.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
 import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
 import {
   claimEvents, listDeadEvents, recoverAbandonedEvents, releaseLeases, renewEventLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
+import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { InstanceLock, lockSpaces } from './locks.js';
 import { migrate, SCHEMA_NAME } from './migrations.js';
@@ -125,6 +127,7 @@ export class PostgresStore implements Store {
       pool.on('error', () => undefined);
       const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs);
       await releaseLeases(store.#db.direct, options.instanceId, (options.clock ?? new SystemClock()).wallNow());
+      await releasePendingKeys(store.#db.direct, options.instanceId);
       return store;
     } catch (e) {
       await pool?.end().catch(() => undefined);
@@ -145,7 +148,7 @@ export class PostgresStore implements Store {
   readonly claimsOnAccept = true;
 
   async accept(request: AcceptRequest): Promise<Accepted> {
-    if (!isLoose(request)) return this.#tx((tx) => accept(tx, this.#ctx.spaces, request));
+    if (!isLoose(request)) return this.#tx((tx) => accept(tx, this.#ctx.spaces, request, this.#ctx.instanceId));
     if (request.claimed !== true) return this.#write(this.#accepts, request);
     // Parts claimed by an instance that does not hold its lock are another's to recover: without
     // it the message is queued, as without an admission. (No await while the lock is held: the
@@ -160,25 +163,10 @@ export class PostgresStore implements Store {
     try {
       return await this.#write(this.#accepts, request);
     } catch (e) {
-      await this.#unclaim(request.messages.map((m) => m.id));
+      // Its parts back to the queue, in case its commit went through after all (`unclaim`).
+      if (!this.#closed) await this.#db.statement((db) => unclaim(db, request.messages.map((m) => m.id), this.#ctx.instanceId)).catch(() => undefined);
       throw e;
     }
-  }
-
-  /**
-   * After a claimed accept failed: its parts back to the queue, if its commit went through after
-   * all (a connection lost during COMMIT). Nobody hands them to the pool now, and this live
-   * instance's claims are recovered by nobody before its restart. Best effort: when this fails
-   * too, or runs before the server has finished that commit, the parts wait for the restart's
-   * `recoverInflight`, which applies `onUncertain` to them (requeued, or FAILED as uncertain
-   * though never sent).
-   */
-  async #unclaim(messageIds: string[]): Promise<void> {
-    if (this.#closed) return;
-    await this.#db.statement((db) => db.run(
-      "UPDATE parts SET state = 'queued', claimed_by = NULL, lease_until = NULL WHERE message_id = ANY($1::text[]) AND state = 'inflight' AND claimed_by = $2",
-      [messageIds, this.#ctx.instanceId],
-    )).catch(() => undefined);
   }
 
   async claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
@@ -247,6 +235,19 @@ export class PostgresStore implements Store {
   /** Several instances may sweep at once: each skips what another holds (`retention.ts`). */
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
     return this.#tx((tx) => pruneFinished(tx, this.#ctx.spaces, before, limit, after));
+  }
+
+  findIdempotencyKey(ref: IdempotencyKeyRef, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.#read((db) => findKey(db, this.#ctx.spaces, this.#ctx.instanceId, ref, now));
+  }
+
+  finishIdempotencyKey(ref: IdempotencyKeyRef, response: IdempotentResponse, _now: number): Promise<boolean> {
+    return this.#tx((tx) => finishKey(tx, ref, response));
+  }
+
+  /** Several instances may sweep at once: each skips the keys another holds. */
+  pruneIdempotencyKeys(now: number, limit: number): Promise<number> {
+    return this.#tx((tx) => pruneKeys(tx, now, limit));
   }
 
   getMessage(messageId: string): Promise<MessageView | undefined> {

@@ -1,17 +1,19 @@
 /**
  * accept: new messages with their parts queued, in a new or an existing batch, with an optional
- * schedule. Which batch and schedule they join: `../rules/batches.ts`.
+ * schedule, and the request's idempotency key (`idempotency.ts`). Which batch and schedule they join: `../rules/batches.ts`.
  */
 import type { Accepted, AcceptRequest, NewMessage } from '../intake.js';
 import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
 import { submittedEvent } from '../status-events.js';
+import { recordKey } from './idempotency.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
 
 export function accept(sql: Sql, request: AcceptRequest): Accepted {
   const target = resolveTarget(sql, request);
+  recordKey(sql, request, target.batchId);
   for (const message of request.messages) insertMessage(sql, message, target, request.now);
   if (target.batchId !== null && request.batch === undefined) {
     sql.run('UPDATE batches SET total = total + ?, updated_at = ? WHERE id = ?', request.messages.length, request.now, target.batchId);

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 
 /**
  * Notes on migration 1:
@@ -369,6 +370,7 @@ ALTER TABLE messages ADD COLUMN route TEXT;
 CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_at) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
+  IDEMPOTENCY_MIGRATION,
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

@@ -12,6 +12,7 @@ import { asStoreError } from '../store-error.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
 import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
@@ -27,6 +28,7 @@ import {
   claimEvents, listDeadEvents, outboxDepth, releaseLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
 import { GroupCommit, type GroupCommitStats } from './group-commit.js';
+import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
@@ -82,7 +84,9 @@ export class SqliteStore implements Store {
       configure(db, options);
       migrate(db, options.clock.wallNow());
       // One process uses the file at a time: leases left in it belong to a process that is gone.
-      releaseLeases(new Sql(db), options.clock.wallNow());
+      const setUp = new Sql(db);
+      releaseLeases(setUp, options.clock.wallNow());
+      releasePendingKeys(setUp);
     } catch (e) {
       db.close();
       throw asStoreError(e, `cannot set up the store at ${options.path}`);
@@ -176,6 +180,18 @@ export class SqliteStore implements Store {
 
   pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
     return this.#writes.run(() => pruneFinished(this.#sql, before, limit, after));
+  }
+
+  findIdempotencyKey(ref: IdempotencyKeyRef, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.#read(() => findKey(this.#sql, ref, now));
+  }
+
+  finishIdempotencyKey(ref: IdempotencyKeyRef, response: IdempotentResponse, _now: number): Promise<boolean> {
+    return this.#writes.run(() => finishKey(this.#sql, ref, response));
+  }
+
+  pruneIdempotencyKeys(now: number, limit: number): Promise<number> {
+    return this.#writes.run(() => pruneKeys(this.#sql, now, limit));
   }
 
   getMessage(messageId: string): Promise<MessageView | undefined> {

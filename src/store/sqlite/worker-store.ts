@@ -11,6 +11,7 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
 import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
+import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
@@ -135,6 +136,18 @@ export class SqliteWorkerStore implements Store {
 
   expire(now: number): Promise<number> {
     return this.#call('expire', [now]);
+  }
+
+  findIdempotencyKey(ref: IdempotencyKeyRef, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.#call('findIdempotencyKey', [ref, now]);
+  }
+
+  finishIdempotencyKey(ref: IdempotencyKeyRef, response: IdempotentResponse, now: number): Promise<boolean> {
+    return this.#call('finishIdempotencyKey', [ref, response, now]);
+  }
+
+  pruneIdempotencyKeys(now: number, limit: number): Promise<number> {
+    return this.#call('pruneIdempotencyKeys', [now, limit]);
   }
 
   getMessage(messageId: string): Promise<MessageView | undefined> {

@@ -8,11 +8,12 @@
  * child process, consumes them and publishes their status events to a topic exchange.
  *
  * What smppd promises (docs/api.md "Queue ingress (RabbitMQ)", src/ingress/amqp/queue-ingress.ts):
- * a request is acked only after its commit, so delivery is at least once, and one is stored
- * again only when its connection was lost between the commit and the ack: per restart at most a
- * prefetch's worth, each stored first before the broker came back. The application's own part:
- * a publish a restart left unconfirmed is published again, so such a request may be stored once
- * per publish. Every duplicate must be one of these two.
+ * a request is acked only after its commit, so delivery is at least once; a request with an id
+ * (here each has its messageId) is committed with it, so one delivered again after its commit
+ * (its ack lost with the connection) or published again by the application (its confirm lost)
+ * is not stored again: every request is stored exactly once. The bounds below, for requests
+ * without an id, still hold: a copy more only when its connection was lost between the commit
+ * and the ack, per restart at most a prefetch's worth, and one per publish of the application.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -296,6 +297,8 @@ describe.skipIf(!INSTALLED)('the broker restarted mid-run', () => {
     }
     expect(unexplained).toEqual([]);
     for (const r of byRestart) expect(r.count).toBeLessThanOrEqual(PREFETCH);
+    // With their messageId kept (amqp.dedupHours), none of them at all.
+    expect([...copies.values()].filter((list) => list.length > 1).map((list) => list[0]!.text)).toEqual([]);
 
     // --- nothing stuck: the queue drained, nothing unacked, the consumer back, nothing dead-lettered
     await until(async () => {

@@ -33,7 +33,7 @@ describe('the amqp section', () => {
   it('fills in every default; amqp.clients is amqp.client alone', async () => {
     const c = await parseConfig(withAmqp(`url: "${URL}", queue: sms.send, client: shop`), dir);
     expect(c.amqp).toEqual({
-      url: URL, queue: 'sms.send', deadLetterExchange: 'sms.send.dead', deadLetterQueue: 'sms.send.dead', prefetch: 500, maxMessageBytes: 1024 * 1024,
+      url: URL, queue: 'sms.send', deadLetterExchange: 'sms.send.dead', deadLetterQueue: 'sms.send.dead', prefetch: 500, maxMessageBytes: 1024 * 1024, dedupHours: 24,
       retry: { initialSeconds: 1, maxSeconds: 30 }, reconnect: { initialSeconds: 1, maxSeconds: 60 }, client: 'shop', clients: ['shop'],
     });
   });
@@ -49,10 +49,10 @@ describe('the amqp section', () => {
 
   it('takes every key', async () => {
     const c = await parseConfig(withAmqp(`url: "${URL}", queue: sms.send, exchange: sms, routingKey: send, deadLetterExchange: sms.refused,
-      deadLetterQueue: sms.refused.q, prefetch: 2000, client: shop, maxMessageBytes: 4096, retry: { initialSeconds: 2, maxSeconds: 20 },
+      deadLetterQueue: sms.refused.q, prefetch: 2000, client: shop, maxMessageBytes: 4096, dedupHours: 0, retry: { initialSeconds: 2, maxSeconds: 20 },
       events: { exchange: sms.events, clients: [crm], concurrency: 8, timeoutSeconds: 3, mandatory: false }`), dir);
     expect(c.amqp).toMatchObject({
-      exchange: 'sms', routingKey: 'send', deadLetterExchange: 'sms.refused', deadLetterQueue: 'sms.refused.q', prefetch: 2000, client: 'shop', maxMessageBytes: 4096,
+      exchange: 'sms', routingKey: 'send', deadLetterExchange: 'sms.refused', deadLetterQueue: 'sms.refused.q', prefetch: 2000, client: 'shop', maxMessageBytes: 4096, dedupHours: 0,
       retry: { initialSeconds: 2, maxSeconds: 20 },
       events: { exchange: 'sms.events', clients: ['crm'], concurrency: 8, timeoutSeconds: 3, mandatory: false, retry: { initialSeconds: 1, maxSeconds: 300 }, maxAgeHours: 24 },
     });

@@ -36,6 +36,8 @@ export interface HarnessOptions {
   connect?: Connect;
   /** amqp.maxMessageBytes. Default 64 KiB. */
   maxMessageBytes?: number;
+  /** amqp.dedupHours. Default 24. */
+  dedupHours?: number;
 }
 
 /** One commit of the store, as the harness saw it: the message's client and campaignName, and when (ms). */
@@ -105,16 +107,16 @@ export async function ingressHarness(cleanups: Cleanups, o: HarnessOptions = {})
     clients: access.clients ?? clients.map((c) => c.name),
     ...(defaultClient !== undefined ? { client: defaultClient } : {}),
     ...(access.users !== undefined ? { users: access.users } : {}),
-    maxMessageBytes: o.maxMessageBytes ?? 64 * 1024, retry: { initialSeconds: 0.05, maxSeconds: 0.2 }, reconnect: { initialSeconds: 0.05, maxSeconds: 0.3 },
+    maxMessageBytes: o.maxMessageBytes ?? 64 * 1024, dedupHours: o.dedupHours ?? 24, retry: { initialSeconds: 0.05, maxSeconds: 0.2 }, reconnect: { initialSeconds: 0.05, maxSeconds: 0.3 },
     ...(o.exchange ? { exchange: view.ownExchange(uniqueName('x')), routingKey: 'send' } : {}),
   };
   const logs: string[] = [];
-  const settled = { accepted: 0, dead: 0, requeued: 0, waiting: 0 };
+  const settled = { accepted: 0, dead: 0, requeued: 0, waiting: 0, duplicate: 0 };
   const rateLimited: string[] = [];
   /** Another ingress on the same queue and store (a restart), started; stopped after the test. */
   const newIngress = (withClients: ApiClient[] = clients, rateLimiter = o.rateLimiter): AmqpIngress => {
     const ingress = new AmqpIngress({
-      config, acceptor, clients: withClients, clock, log: recordingLog(logs), ...(rateLimiter ? { rateLimiter } : {}), ...(o.connect ? { connect: o.connect } : {}),
+      config, acceptor, keys: store, clients: withClients, clock, log: recordingLog(logs), ...(rateLimiter ? { rateLimiter } : {}), ...(o.connect ? { connect: o.connect } : {}),
       metrics: { amqpMessage: (result) => { settled[result]++; }, amqpConnected: () => {}, rateLimited: (client) => { rateLimited.push(client); } },
     });
     cleanups.push(() => ingress.stop());

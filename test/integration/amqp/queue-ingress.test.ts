@@ -27,7 +27,8 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     const h = await harness();
     await until(() => h.ingress.connected, 10_000, 'the consumer');
     h.gate.held = true;
-    h.view.publishJson(h.queue, { ...valid, campaignName: 'one', reference: 'r-1' });
+    // No messageId, no reference: nothing to know it again by (queue-dedup.test.ts has those).
+    h.view.publishJson(h.queue, { ...valid, campaignName: 'one' });
     await until(() => h.gate.calls === 1, 10_000, 'the send to reach the store');
     // Delivered, not yet committed: when the connection goes, the broker has it back.
     expect(await h.view.ready(h.queue)).toBe(0);
@@ -56,7 +57,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     await h.ingress.stop();
     expect(new Set(h.commits).size).toBe(300);
     expect(await h.view.ready(h.queue)).toBe(0);
-    expect(h.settled).toEqual({ accepted: 300, dead: 0, requeued: 0, waiting: 0 });
+    expect(h.settled).toEqual({ accepted: 300, dead: 0, requeued: 0, waiting: 0, duplicate: 0 });
   });
 
   describe('dead-letters an invalid message once, with the five-field error in its headers and its body kept', () => {
@@ -99,7 +100,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
         expect(h.commits).toEqual([]);
         await h.ingress.stop();
         expect(await h.view.ready(h.queue)).toBe(0);
-        expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0 });
+        expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0, duplicate: 0 });
       });
     }
   });
@@ -117,7 +118,7 @@ describe.skipIf(!AMQP_URL)('the queue ingress (RabbitMQ)', () => {
     expect(headers['x-app']).toBeUndefined();
     expect(headers[ERROR_CODE_HEADER]).toBe('VALIDATION');
     await until(() => h.ingress.inFlight === 0, 10_000, 'the ack');
-    expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0 });
+    expect(h.settled).toEqual({ accepted: 0, dead: 1, requeued: 0, waiting: 0, duplicate: 0 });
     expect(h.events('amqp_unavailable')).toBe(0);
   });
 

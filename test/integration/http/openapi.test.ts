@@ -56,6 +56,15 @@ describe('/openapi.json', () => {
     ]);
   });
 
+  it('describes the Idempotency-Key header of both send endpoints, with its 409 and 422', () => {
+    for (const path of ['/sms/sendSms', '/sms/sendbulk']) {
+      const op = doc.paths[path]!.post as { parameters: Array<{ name: string; in: string; schema: object }>; responses: Record<string, { $ref: string }> };
+      expect(op.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }));
+      expect(op.responses[422]).toEqual({ $ref: '#/components/responses/KeyReused' });
+      expect(op.responses[409]).toEqual({ $ref: '#/components/responses/KeyInUse' });
+    }
+  });
+
   it('describes the two webhook requests smppd makes: status and inbound events', () => {
     expect(Object.keys(doc.webhooks)).toEqual(['status', 'inbound']);
     expect(doc.webhooks.status!.post.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/StatusEvent');

@@ -9,6 +9,7 @@ import { describeAcceptAndClaim } from './accept-claim.js';
 import { describeBatchesAndSchedules } from './batches-schedules.js';
 import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
+import { describeIdempotencyKeys } from './idempotency.js';
 import { describeInboundParts } from './inbound-parts.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
@@ -27,4 +28,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeRecoveryAndExpiry(factory);
   describeRetention(factory);
   describeRerouting(factory);
+  describeIdempotencyKeys(factory);
 }

@@ -83,7 +83,7 @@ describe('each variable sets its key', () => {
   it('adds a section the file leaves out, with the rest of its defaults', async () => {
     const c = await load({ SMPPD_HTTP_LISTEN: '[::1]:0', SMPPD_STORE_FSYNC: 'true' });
     expect(c.http).toEqual({
-      listen: '[::1]:0', host: '::1', port: 0, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 16, maxResendDays: 7,
+      listen: '[::1]:0', host: '::1', port: 0, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 16, maxResendDays: 7, idempotencyHours: 24,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000, maxConnectionsPerAddress: 0,
     });
     expect(c.store).toEqual({ kind: 'sqlite', path: join(dir, 'smppd.db'), fsync: true, thread: 'worker', retentionDays: 30 });

@@ -114,6 +114,7 @@ describe('a bad value is refused with its key path and the reason', () => {
     ['http.maxBodyBytes too small', `${base}http: { maxBodyBytes: 10 }\n`, 'http.maxBodyBytes: must be a whole number from 1024 to 67108864'],
     ['http.maxUploadBytes not whole', `${base}http: { maxUploadBytes: 1.5 }\n`, 'http.maxUploadBytes: must be a whole number from 1024 to 4294967296'],
     ['http.maxResendDays 0', `${base}http: { maxResendDays: 0 }\n`, 'http.maxResendDays: must be a whole number from 1 to 366'],
+    ['http.idempotencyHours 0', `${base}http: { idempotencyHours: 0 }\n`, 'http.idempotencyHours: must be a whole number from 1 to 168'],
     ['unknown key in http', `${base}http: { port: 8080 }\n`, 'http.port: unknown key'],
     ['clients not a list', `${base}clients: { name: a }\n`, 'clients: must be a list of clients'],
     ['client without a name', `${base}clients: [{ token: ${TOKEN} }]\n`, 'clients[0].name: is required'],
@@ -227,7 +228,7 @@ describe('defaults', () => {
     expect(c.shutdown).toEqual({ drainSeconds: 10 });
     expect(c.simulator).toBeUndefined();
     expect(c.http).toEqual({
-      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 16, maxResendDays: 7,
+      listen: '127.0.0.1:8080', host: '127.0.0.1', port: 8080, maxBodyBytes: 1_048_576, maxUploadBytes: 52_428_800, maxBulkNumbers: 1_000_000, maxConcurrentUploads: 16, maxResendDays: 7, idempotencyHours: 24,
       headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, bulkRequestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000, maxConnectionsPerAddress: 0,
     });
     expect(c.clients).toEqual([]);

@@ -11,6 +11,9 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Call { before: number; limit: number; after: PruneCursor | null }
 
+/** A store with no idempotency key to sweep. */
+const noKeys = { pruneIdempotencyKeys: () => Promise.resolve(0) };
+
 /** A store whose sweeps answer from `script`, one sweep after the other; each sweep a list of call answers. */
 function fakeStore(script: Array<Array<Omit<PruneCounts, 'next'> & { more: boolean }>>) {
   const calls: Call[] = [];
@@ -18,6 +21,7 @@ function fakeStore(script: Array<Array<Omit<PruneCounts, 'next'> & { more: boole
   let call = 0;
   return {
     calls,
+    ...noKeys,
     async pruneFinished(before: number, limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
       calls.push({ before, limit, after: after ?? null });
       const answers = script[Math.min(sweep, script.length - 1)] ?? [];
@@ -88,6 +92,7 @@ describe('RetentionSweep', () => {
     let fail = true;
     const calls: Array<PruneCursor | null> = [];
     const store = {
+      ...noKeys,
       async pruneFinished(_before: number, _limit: number, after?: PruneCursor | null): Promise<PruneCounts> {
         calls.push(after ?? null);
         if (fail) throw new Error('disk I/O error');
@@ -112,6 +117,7 @@ describe('RetentionSweep', () => {
     let release: (() => void) | undefined;
     let calls = 0;
     const store = {
+      ...noKeys,
       pruneFinished(): Promise<PruneCounts> {
         calls++;
         return new Promise((resolve) => { release = () => resolve({ messages: 0, batches: 0, inbound: 0, next: { table: 'messages', at: 1, id: 1 } }); });
@@ -133,6 +139,7 @@ describe('RetentionSweep', () => {
     const clock = new ManualClock();
     let calls = 0;
     const store = {
+      ...noKeys,
       pruneFinished(): Promise<PruneCounts> {
         calls++;
         clock.advance(30); // the call took 30 ms
@@ -152,6 +159,28 @@ describe('RetentionSweep', () => {
     await sweep.stop();
     expect(calls).toBe(2);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('then deletes the expired idempotency keys, a batch a call, until a call deletes fewer', async () => {
+    const clock = new ManualClock();
+    const keyCalls: Array<[number, number]> = [];
+    const answers = [RETENTION_BATCH, RETENTION_BATCH, 12];
+    const store = {
+      ...fakeStore([[{ messages: 0, batches: 0, inbound: 0, more: false }]]),
+      pruneIdempotencyKeys(now: number, limit: number): Promise<number> {
+        keyCalls.push([now, limit]);
+        return Promise.resolve(answers[keyCalls.length - 1] ?? 0);
+      },
+    };
+    const pruned: Array<[PrunedKind, number]> = [];
+    const lines: string[] = [];
+    const sweep = new RetentionSweep({ store, clock, log: recordingLog(lines), retentionDays: 30, metrics: { storePruned: (kind, n) => pruned.push([kind, n]) } });
+    sweep.start();
+    await settle();
+    expect(keyCalls).toEqual([[clock.wallNow(), RETENTION_BATCH], [clock.wallNow(), RETENTION_BATCH], [clock.wallNow(), RETENTION_BATCH]]);
+    expect(pruned).toEqual([['idempotency_key', RETENTION_BATCH], ['idempotency_key', RETENTION_BATCH], ['idempotency_key', 12]]);
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ event: 'retention_sweep', idempotencyKeys: 2 * RETENTION_BATCH + 12 })]);
+    await sweep.stop();
   });
 
   it('refuses retentionDays 0: keeping everything means building no sweep', () => {

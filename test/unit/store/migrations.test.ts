@@ -16,11 +16,11 @@ describe('SqliteStore migrations and settings', () => {
       { version: 1, name: 'initial schema' }, { version: 2, name: 'webhook delivery' }, { version: 3, name: 'blocked outbox events' },
       { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
       { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
-      { version: 9, name: 'routes and failover' },
+      { version: 9, name: 'routes and failover' }, { version: 10, name: 'idempotency keys' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
-    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled']) {
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled', 'idempotency_keys']) {
       expect(tables).toContain(t);
     }
   });

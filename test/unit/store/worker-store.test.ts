@@ -122,6 +122,22 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     expect(appended.status).toBe('fulfilled');
   });
 
+  it('records, finds, finishes and prunes idempotency keys across the thread; a taken key keeps its code', async () => {
+    const store = await openStore();
+    const ref = { scope: 'http' as const, client: 'acme', key: 'k1' };
+    const { batchId } = await store.accept({
+      messages: [newMessage('b1')], batch: { client: 'acme', senderId: 'ACME', reqType: 'bulk', messageType: 'TEXT', campaignName: null },
+      idempotencyKey: { ...ref, fingerprint: 'f', expiresAt: 100, pending: true }, now: 1,
+    });
+    expect(await store.findIdempotencyKey(ref, 2)).toMatchObject({ state: 'pending', batchId, owner: 'this' });
+    const taken = await store.accept({ messages: [newMessage('m2')], idempotencyKey: { ...ref, fingerprint: 'f', expiresAt: 100 }, now: 2 }).catch((e: unknown) => e);
+    expect(isSmppdError(taken, 'IDEMPOTENCY_KEY_IN_USE')).toBe(true);
+    expect(await store.finishIdempotencyKey(ref, { status: 200, body: '{}' }, 3)).toBe(true);
+    expect((await store.findIdempotencyKey(ref, 3))?.response).toEqual({ status: 200, body: '{}' });
+    expect(await store.pruneIdempotencyKeys(100, 10)).toBe(1);
+    expect(await store.findIdempotencyKey(ref, 3)).toBeUndefined();
+  });
+
   it('many concurrent writes all resolve, each after its commit', async () => {
     const store = await openStore();
     await Promise.all(Array.from({ length: 2000 }, (_, i) => store.accept({ messages: [newMessage(`m${i}`)], now: 1 })));
