@@ -35,7 +35,8 @@ export interface Admission {
 /** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
 export interface SubmitTarget {
   accepting(upstream: string): boolean;
-  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number): Promise<MessageOutcome>;
+  /** `hold`: the outcome's `release` is called once it is recorded (or its record failed). */
+  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, hold?: boolean): Promise<MessageOutcome>;
   onDrain(listener: (upstream: string) => void): () => void;
 }
 
@@ -310,10 +311,12 @@ export class Dispatcher {
       this.#kickIfWaiting(lane);
     };
     // The pool counts on from the attempts a part already had (a failover's): maxAttempts is overall.
-    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)), m.parts[0]?.attempts ?? 0)
-      .then((outcome) => {
+    // The pool holds the window slot of what the SMSC accepted until its outcome is recorded: a
+    // crash leaves no more sent and unrecorded (resent at the next start) than the windows hold.
+    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)), m.parts[0]?.attempts ?? 0, true)
+      .then(async (outcome) => {
         leftPool();
-        return this.#record(m, outcome.parts);
+        try { await this.#record(m, outcome.parts); } finally { outcome.release?.(); }
       }, (e: unknown) => {
         leftPool();
         // The pool refused the whole message (queue full, stopped): it goes back to the queue.

@@ -48,6 +48,8 @@ export interface BindStats {
   upstream: string;
   state: BindState;
   outstanding: number;
+  /** Window slots kept after their answer until the caller has stored it (`hold`). */
+  held: number;
   window: number;
   /** The pacing rate in force (submit_sm/s), lowered while throttled; 0 = unpaced. */
   rate: number;
@@ -85,6 +87,8 @@ export class Bind<T> {
   readonly #batchWakeMs: number;
   /** deliver_sm / data_sm handed to the handler and not yet answered, across sessions (a store call outlives its link). */
   #pendingDeliveries = 0;
+  /** Answered slots not yet given back (`hold`), across sessions: what they answered is not stored yet. */
+  #held = 0;
 
   constructor(
     private readonly settings: BindSettings,
@@ -111,9 +115,40 @@ export class Bind<T> {
     return this.#session?.outstanding ?? 0;
   }
 
-  /** True when bound with a free window slot and no socket backpressure (tokens not checked). */
+  get held(): number {
+    return this.#held;
+  }
+
+  /**
+   * True when bound with a free window slot and no socket backpressure (tokens not checked). A
+   * held slot is not free: outstanding plus held never exceed the window, so what a crash leaves
+   * sent and not stored (written and unanswered, or answered and held) is at most the window.
+   */
   get hasCapacity(): boolean {
+    return this.#canWrite && this.#session!.outstanding + this.#held < this.settings.window;
+  }
+
+  /** True when a submit may take the place of a slot its sender holds (`trySubmit`'s `fromHold`). */
+  get hasHeldCapacity(): boolean {
+    return this.#canWrite && this.#held > 0;
+  }
+
+  get #canWrite(): boolean {
     return this.#state === 'bound' && this.#session !== undefined && this.#session.canSubmit;
+  }
+
+  /** Keeps the slot of an answer whose outcome is not stored yet; `release` gives it back. */
+  hold(): void {
+    this.#held++;
+  }
+
+  /** Gives back a slot `hold` kept (its outcome is stored, or will not be). */
+  release(): void {
+    if (this.#held === 0) return;
+    // Only a slot the window was short of is worth a pump: one per message otherwise.
+    const wasFull = this.#session !== undefined && this.#session.outstanding + this.#held >= this.settings.window;
+    this.#held--;
+    if (wasFull) this.handlers.ready();
   }
 
   start(): void {
@@ -124,10 +159,13 @@ export class Bind<T> {
 
   /**
    * Writes one submit_sm if the bind has capacity, is not paused and has a token. Returns false
-   * otherwise; when only a token was missing, `ready` fires once one is due.
+   * otherwise; when only a token was missing, `ready` fires once one is due. `fromHold`: the
+   * sender holds a slot here (`hold`) and this submit takes its place, so a message whose earlier
+   * part holds a slot is never kept from sending its next one by the holds of others; once
+   * written, the caller releases its hold.
    */
-  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
-    if (!this.hasCapacity) return false;
+  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T, fromHold = false): boolean {
+    if (!(fromHold ? this.hasHeldCapacity : this.hasCapacity)) return false;
     const now = this.clock.now();
     const pause = this.#throttle.pauseLeft(now);
     if (pause > 0) {
@@ -190,6 +228,7 @@ export class Bind<T> {
       upstream: this.settings.upstream,
       state: this.#state,
       outstanding: this.outstanding,
+      held: this.#held,
       window: this.settings.window,
       rate: this.settings.ratePerBind > 0 ? this.#throttle.rate(now) : 0,
       tokens: this.settings.ratePerBind > 0 ? this.#bucket.available(now) : 0,

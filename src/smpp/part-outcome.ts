@@ -35,6 +35,11 @@ export type PartOutcome =
 
 export interface MessageOutcome {
   parts: PartOutcome[];
+  /**
+   * Gives back the window slot the message holds (`submit`'s `hold`): call it once its outcome is
+   * stored, or will not be (the store failed). Idempotent; nothing to give back without `hold`.
+   */
+  release?: () => void;
 }
 
 /** Why an uncertain part was not resent (`PartOutcome` 'uncertain'). */

@@ -65,9 +65,9 @@ export class Pool {
     return this.#get(upstream).queued;
   }
 
-  /** Sends one message (its parts in order) through `upstream`; `priorAttempts` as `UpstreamPool.submit`'s. */
-  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number): Promise<MessageOutcome> {
-    return this.#get(upstream).submit(parts, priorAttempts);
+  /** Sends one message (its parts in order) through `upstream`; `priorAttempts` and `hold` as `UpstreamPool.submit`'s. */
+  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, hold?: boolean): Promise<MessageOutcome> {
+    return this.#get(upstream).submit(parts, priorAttempts, hold);
   }
 
   /** Calls `listener(upstream)` whenever an upstream that refused work takes it again. */

@@ -1,60 +1,19 @@
 import { EventEmitter } from 'node:events';
-import { fullJitterDelay, type BackoffPolicy } from '../core/backoff.js';
+import { fullJitterDelay } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import type { ScopedWarnings, WarningThrottle } from '../core/warning-throttle.js';
-import { Bind, type BindSettings, type BindState, type BindStats } from './bind.js';
-import { classify, THROTTLE_ERRORS, type CommandStatusTable } from './command-status.js';
+import { Bind, type BindState, type BindStats } from './bind.js';
+import { classify, THROTTLE_ERRORS } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
 import type { MessageOutcome, PartOutcome, SubmitPart, UncertainWhy } from './part-outcome.js';
-import type { DataSmPdu, DeliverSmPdu } from './pdu.js';
 import type { SubmitResponse } from './session.js';
-import { isUnencodable } from './wire.js';
+import { notSent, type Ctx, type Job } from './upstream-job.js';
+import type { DeliverHandler, UpstreamSettings } from './upstream-settings.js';
 
-/** What to do with a request whose outcome is uncertain (no response in time, link dropped). */
-export type UncertainPolicy = 'resend' | 'fail';
-
-export interface UpstreamSettings {
-  name: string;
-  /** One entry per bind; `index` 0..n-1. */
-  binds: BindSettings[];
-  onUncertain: UncertainPolicy;
-  /** Attempts per part for retryable statuses other than throttling, and for uncertain ones under `resend` (≥ 1). */
-  maxAttempts: number;
-  retryBackoff: BackoffPolicy;
-  /** Jobs waiting for a bind before `submit` refuses with POOL_FULL (≥ 1). */
-  maxQueued: number;
-  statusTable: CommandStatusTable;
-}
-
-export type DeliverHandler = (upstream: string, bind: string, pdu: DeliverSmPdu | DataSmPdu) => Promise<number>;
-
-/** Characters of an internal error's message kept in the part's reason (the log has it whole). */
-const MAX_INTERNAL_REASON = 200;
-
-interface Job {
-  ticket: number;
-  parts: SubmitPart[];
-  outcomes: PartOutcome[];
-  index: number;
-  attempts: number;
-  /** Identifies the current attempt; responses to older attempts are duplicates. */
-  attempt: number;
-  inFlight: boolean;
-  /** Policy `fail`: timed out, waiting for a late response until the grace period ends. */
-  awaitingLate: boolean;
-  done: boolean;
-  resolve: (outcome: MessageOutcome) => void;
-}
-
-interface Ctx {
-  job: Job;
-  attempt: number;
-  part: number;
-  bind: Bind<Ctx>;
-}
+export type { DeliverHandler, UncertainPolicy, UpstreamSettings } from './upstream-settings.js';
 
 /**
  * The binds of one upstream and the queue in front of them. Each message is a job whose parts
@@ -126,8 +85,11 @@ export class UpstreamPool extends EventEmitter {
    * Sends the parts of one message in order. Resolves when every part has an outcome.
    * `priorAttempts`: attempts the first part already had (sent elsewhere with no answer, before a
    * failover); they count toward `maxAttempts` and are in its outcome's `attempts`.
+   * `hold`: from its first accepted part until the caller calls the outcome's `release` (once it
+   * has stored the outcome), the message keeps one window slot, so that a crash can leave no
+   * more parts sent and not stored than the windows hold.
    */
-  submit(parts: SubmitPart[], priorAttempts = 0): Promise<MessageOutcome> {
+  submit(parts: SubmitPart[], priorAttempts = 0, hold = false): Promise<MessageOutcome> {
     if (this.#stopping) return Promise.reject(new SmppdError(ErrorCode.POOL_STOPPED, `upstream ${this.name} is stopping`));
     if (this.#queue.size >= this.settings.maxQueued) {
       this.#full = true;
@@ -136,7 +98,7 @@ export class UpstreamPool extends EventEmitter {
     return new Promise((resolve) => {
       const job: Job = {
         ticket: 0, parts, outcomes: [], index: 0, attempts: priorAttempts, attempt: 0,
-        inFlight: false, awaitingLate: false, done: false, resolve,
+        inFlight: false, awaitingLate: false, done: false, hold, heldOn: undefined, resolve,
       };
       if (parts.length === 0) return this.#finish(job);
       this.#queue.pushBack(job);
@@ -199,49 +161,70 @@ export class UpstreamPool extends EventEmitter {
 
   #sendReady(): void {
     const candidates = this.#binds.filter((b) => b.hasCapacity);
-    while (candidates.length > 0) {
+    let ownTried: Job | undefined;
+    for (;;) {
       const job = this.#queue.peek();
       if (!job) return;
+      // A message holding a slot sends its next part in that slot first: the holds of others
+      // cannot keep it waiting.
+      const own = job.heldOn !== undefined && ownTried !== job && job.heldOn.hasHeldCapacity;
+      if (!own && candidates.length === 0) return this.#sendHeldBehind(job);
       // Least outstanding first.
       let best = 0;
       for (let i = 1; i < candidates.length; i++) {
         if (candidates[i]!.outstanding < candidates[best]!.outstanding) best = i;
       }
-      const bind = candidates[best]!;
-      job.attempt++;
-      const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
-      let sent: boolean;
-      try {
-        sent = bind.trySubmit(job.parts[job.index]!, ctx);
-      } catch (e) {
-        this.#queue.shift();
-        job.outcomes[job.index] = this.#notSent(e, bind);
-        this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
-        continue;
-      }
+      const bind = own ? job.heldOn! : candidates[best]!;
+      const sent = this.#trySend(job, bind, own);
+      if (sent === undefined) continue;
       if (sent) {
-        this.#queue.shift();
-        job.inFlight = true;
-        if (!bind.hasCapacity) candidates.splice(best, 1);
+        if (!own && !bind.hasCapacity) candidates.splice(best, 1);
+      } else if (own) {
+        ownTried = job;
       } else {
-        job.attempt--;
         candidates.splice(best, 1);
       }
     }
   }
 
   /**
-   * The outcome of a part whose submit threw. The encoder's refusals mean the message can never be
-   * sent: 'invalid'. Anything else is a fault of smppd's, not of the message: 'internal', and an
-   * error line (one per interval per upstream, with the count, should it repeat for every part).
+   * The first waiting message cannot go (its bind is down, say): the ones behind it that hold a
+   * slot send their next parts in it, since the holds of messages that cannot move on would
+   * otherwise fill the windows for good. A message holds a slot only once a part was accepted,
+   * and then waits in front (`#advance`, `#requeue`).
    */
-  #notSent(e: unknown, bind: Bind<Ctx>): PartOutcome {
-    if (isUnencodable(e)) return { kind: 'invalid', reason: e.message };
-    const error = e instanceof Error ? e : new Error(String(e));
-    this.#warnings.error('submit_internal_error', {
-      event: 'submit_internal_error', bind: bind.id, error: error.message, ...(error.stack !== undefined ? { stack: error.stack } : {}),
-    }, 'sending a part failed inside smppd (a bug); the part ends FAILED, not sent');
-    return { kind: 'internal', reason: error.message.slice(0, MAX_INTERNAL_REASON) };
+  #sendHeldBehind(head: Job): void {
+    for (const job of this.#queue.readyInFront()) {
+      if (job !== head && job.heldOn?.hasHeldCapacity === true) this.#trySend(job, job.heldOn, true);
+    }
+  }
+
+  /**
+   * Writes the message's current part on `bind`. True once written (it leaves the queue, and the
+   * part in the window now stands for the accepted ones before it: its hold is released), false
+   * when the bind cannot take it now, undefined when sending threw (the message is finished).
+   */
+  #trySend(job: Job, bind: Bind<Ctx>, fromHold: boolean): boolean | undefined {
+    job.attempt++;
+    const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
+    let sent: boolean;
+    try {
+      sent = bind.trySubmit(job.parts[job.index]!, ctx, fromHold);
+    } catch (e) {
+      this.#queue.withdraw(job);
+      job.outcomes[job.index] = notSent(e, bind.id, this.#warnings);
+      this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
+      return undefined;
+    }
+    if (!sent) {
+      job.attempt--;
+      return false;
+    }
+    this.#queue.withdraw(job);
+    job.inFlight = true;
+    job.heldOn?.release();
+    job.heldOn = undefined;
+    return true;
   }
 
   // --- outcomes --------------------------------------------------------------------------------
@@ -260,6 +243,7 @@ export class UpstreamPool extends EventEmitter {
   }
 
   #apply(job: Job, ctx: Ctx, r: SubmitResponse, cls: string, name: string): void {
+    if (cls === 'ok' || job.index > 0) this.#hold(job, ctx.bind);
     switch (cls) {
       case 'ok':
         job.outcomes[job.index] = { kind: 'accepted', messageId: r.messageId, attempts: job.attempts + 1, bind: ctx.bind.id, latencyMs: r.latencyMs };
@@ -298,6 +282,7 @@ export class UpstreamPool extends EventEmitter {
     const { job } = ctx;
     this.metrics.uncertain(this.name, cause);
     if (ctx.attempt !== job.attempt || job.done) return;
+    if (job.index > 0) this.#hold(job, ctx.bind);
     job.inFlight = false;
     job.attempts++;
     const resend = this.settings.onUncertain === 'resend' && !this.#stopping && job.attempts < this.settings.maxAttempts;
@@ -391,10 +376,23 @@ export class UpstreamPool extends EventEmitter {
     this.#finish(job);
   }
 
+  /** The message's answered parts are not stored yet: it keeps the slot that answered (one at most). */
+  #hold(job: Job, bind: Bind<Ctx>): void {
+    if (!job.hold || job.heldOn !== undefined) return;
+    bind.hold();
+    job.heldOn = bind;
+  }
+
   #finish(job: Job): void {
     if (job.done) return;
     job.done = true;
     this.#queue.withdraw(job);
-    job.resolve({ parts: job.outcomes });
+    job.resolve({
+      parts: job.outcomes,
+      release: () => {
+        job.heldOn?.release();
+        job.heldOn = undefined;
+      },
+    });
   }
 }

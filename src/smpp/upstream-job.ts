@@ -1,0 +1,48 @@
+/** One message in an upstream's pool (`UpstreamPool`), what a bind carries with each submit of it, and a submit that threw. */
+import type { ScopedWarnings } from '../core/warning-throttle.js';
+import type { Bind } from './bind.js';
+import type { MessageOutcome, PartOutcome, SubmitPart } from './part-outcome.js';
+import { isUnencodable } from './wire.js';
+
+/** Characters of an internal error's message kept in the part's reason (the log has it whole). */
+const MAX_INTERNAL_REASON = 200;
+
+export interface Job {
+  ticket: number;
+  parts: SubmitPart[];
+  outcomes: PartOutcome[];
+  index: number;
+  attempts: number;
+  /** Identifies the current attempt; responses to older attempts are duplicates. */
+  attempt: number;
+  inFlight: boolean;
+  /** Policy `fail`: timed out, waiting for a late response until the grace period ends. */
+  awaitingLate: boolean;
+  done: boolean;
+  /** The caller releases what the message answered (`submit`'s `hold`). */
+  hold: boolean;
+  /** The bind whose slot this message holds, at most one: an accepted part not stored yet. */
+  heldOn: Bind<Ctx> | undefined;
+  resolve: (outcome: MessageOutcome) => void;
+}
+
+export interface Ctx {
+  job: Job;
+  attempt: number;
+  part: number;
+  bind: Bind<Ctx>;
+}
+
+/**
+ * The outcome of a part whose submit threw. The encoder's refusals mean the message can never be
+ * sent: 'invalid'. Anything else is a fault of smppd's, not of the message: 'internal', and an
+ * error line (one per interval per upstream, with the count, should it repeat for every part).
+ */
+export function notSent(e: unknown, bind: string, warnings: ScopedWarnings): PartOutcome {
+  if (isUnencodable(e)) return { kind: 'invalid', reason: e.message };
+  const error = e instanceof Error ? e : new Error(String(e));
+  warnings.error('submit_internal_error', {
+    event: 'submit_internal_error', bind, error: error.message, ...(error.stack !== undefined ? { stack: error.stack } : {}),
+  }, 'sending a part failed inside smppd (a bug); the part ends FAILED, not sent');
+  return { kind: 'internal', reason: error.message.slice(0, MAX_INTERNAL_REASON) };
+}

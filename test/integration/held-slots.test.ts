@@ -1,0 +1,95 @@
+/**
+ * A message sent with `hold` keeps a window slot from its first accepted part until its outcome
+ * is released (stored): outstanding plus held never exceed the window, so a crash leaves at most
+ * a window of parts per bind sent and not stored. Over real sockets against the simulator.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SystemClock } from '../../src/core/clock.js';
+import { silentLog } from '../../src/core/log.js';
+import type { MessageOutcome } from '../../src/smpp/part-outcome.js';
+import type { Pool } from '../../src/smpp/pool.js';
+import { SmscSimulator } from '../../src/simulator/simulator.js';
+import { makePool, part, until } from '../support/engine.js';
+
+const clock = new SystemClock();
+const running: Array<{ pool?: Pool; sim?: SmscSimulator }> = [];
+
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) {
+    await r.pool?.stop(100);
+    await r.sim?.stop();
+  }
+});
+
+async function setUp(o: { binds?: number; window: number }): Promise<{ sim: SmscSimulator; pool: Pool }> {
+  const sim = new SmscSimulator({
+    host: '127.0.0.1', port: 0, accounts: [{ systemId: 'smppclient1', password: 'password' }], record: true,
+    behaviour: { receipts: { enabled: false } },
+  }, clock, silentLog);
+  const { port } = await sim.start();
+  running.push({ sim });
+  const pool = makePool({ port, binds: o.binds ?? 1, window: o.window }, clock);
+  running.push({ pool });
+  pool.start();
+  return { sim, pool };
+}
+
+const held = (pool: Pool): number => pool.stats().reduce((n, b) => n + b.held, 0);
+const submitted = (sim: SmscSimulator): number => sim.recordedSubmits().length;
+
+describe('window slots held until the outcome is stored', () => {
+  it('counts a held slot against the window until it is released', async () => {
+    const { sim, pool } = await setUp({ window: 2 });
+    const outcomes: MessageOutcome[] = [];
+    for (const d of ['4915100000001', '4915100000002', '4915100000003']) void pool.submit('sim', [part(d)], 0, true).then((o) => outcomes.push(o));
+    await until(() => outcomes.length === 2, 5_000, 'two answered');
+    expect(held(pool)).toBe(2);
+    expect(pool.stats()[0]!.outstanding).toBe(0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(submitted(sim)).toBe(2); // the third waits for a slot
+
+    outcomes[0]!.release!();
+    outcomes[0]!.release!(); // once is enough; twice gives back nothing more
+    await until(() => outcomes.length === 3, 5_000, 'the third answered');
+    expect(submitted(sim)).toBe(3);
+    expect(held(pool)).toBe(2);
+    for (const o of outcomes) o.release!();
+    expect(held(pool)).toBe(0);
+  });
+
+  it('holds nothing for a message sent without hold', async () => {
+    const { sim, pool } = await setUp({ window: 1 });
+    const outcomes = await Promise.all(['4915100000001', '4915100000002', '4915100000003'].map((d) => pool.submit('sim', [part(d)])));
+    expect(outcomes.every((o) => o.parts[0]!.kind === 'accepted')).toBe(true);
+    expect(held(pool)).toBe(0);
+    expect(submitted(sim)).toBe(3);
+  });
+
+  it('a message holding a slot sends its next parts in it, so holds never deadlock the window', async () => {
+    const { sim, pool } = await setUp({ binds: 2, window: 1 });
+    // Two slots in all, three messages of three parts: each message's first accepted part takes a
+    // slot, and its later parts go out in that slot while the others wait.
+    const messages = ['4915100000001', '4915100000002', '4915100000003'].map((d) => [part(d, 'one'), part(d, 'two'), part(d, 'three')]);
+    const outcomes: MessageOutcome[] = [];
+    for (const m of messages) void pool.submit('sim', m, 0, true).then((o) => outcomes.push(o));
+    await until(() => outcomes.length === 2, 5_000, 'two messages answered');
+    expect(held(pool)).toBe(2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(submitted(sim)).toBe(6);
+    outcomes[0]!.release!();
+    await until(() => outcomes.length === 3, 5_000, 'the third message answered');
+    expect(outcomes.every((o) => o.parts.every((p) => p.kind === 'accepted'))).toBe(true);
+    for (const o of outcomes) o.release!();
+    expect(held(pool)).toBe(0);
+    expect(submitted(sim)).toBe(9);
+  });
+
+  it('stops with slots still held', async () => {
+    const { pool } = await setUp({ window: 1 });
+    const outcome = await pool.submit('sim', [part('4915100000001')], 0, true);
+    expect(held(pool)).toBe(1);
+    await pool.stop(100);
+    outcome.release!();
+    expect(held(pool)).toBe(0);
+  });
+});

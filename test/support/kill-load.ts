@@ -1,0 +1,51 @@
+/** Load for the kill -9 tests, and what the SMSC received twice. */
+import type { SmscSimulator } from '../../src/simulator/simulator.js';
+
+export interface SendLoad {
+  /** Concurrent loops, each one request at a time. */
+  clients: number;
+  /** The daemon's HTTP port now (it changes across a restart). */
+  port: () => number;
+  token: string;
+  senderId: string;
+  /** Destinations are this and a 9-digit count. */
+  prefix: string;
+  /** Gets each destination answered 200. */
+  answered: Set<string>;
+  stop: () => boolean;
+}
+
+/** Single sendSms calls until `stop()`; a refused or cut request (the daemon killed) promises nothing. */
+export function sendUntil(o: SendLoad): Promise<void> {
+  let next = 0;
+  const sendOne = async (): Promise<void> => {
+    const destination = `${o.prefix}${String(next++).padStart(9, '0')}`;
+    try {
+      const res = await fetch(`http://127.0.0.1:${o.port()}/sms/sendSms`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ senderId: o.senderId, destinationNumber: destination, message: `m ${destination}`, messageType: 'TEXT' }),
+      });
+      if (res.status === 200) o.answered.add(destination);
+      else await res.text();
+    } catch {
+      // The daemon is gone: no answer, no promise made.
+    }
+  };
+  return Promise.all(Array.from({ length: o.clients }, async () => {
+    while (!o.stop()) await sendOne();
+  })).then(() => {});
+}
+
+/** Destinations the simulator received a submit_sm for more than once (it must record them). */
+export function duplicatedDestinations(sim: SmscSimulator): number {
+  const counts = new Map<string, number>();
+  for (const s of sim.recordedSubmits()) counts.set(s.destinationAddr, (counts.get(s.destinationAddr) ?? 0) + 1);
+  return [...counts.values()].filter((n) => n > 1).length;
+}
+
+/** Whether the simulator received every destination in `answered`. */
+export function everyAnsweredSent(sim: SmscSimulator, answered: ReadonlySet<string>): boolean {
+  const seen = new Set(sim.recordedSubmits().map((s) => s.destinationAddr));
+  return [...answered].every((d) => seen.has(d));
+}
