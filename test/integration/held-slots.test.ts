@@ -84,6 +84,22 @@ describe('window slots held until the outcome is stored', () => {
     expect(submitted(sim)).toBe(9);
   });
 
+  it('messages holding slots all finish when the links drop mid-message and come back', async () => {
+    const { sim, pool } = await setUp({ binds: 2, window: 2 });
+    sim.setBehaviour({ responseDelayMs: { min: 10, max: 30 } });
+    const messages = Array.from({ length: 8 }, (_, i) => ['one', 'two', 'three'].map((t) => part(`49151000000${i}`, t)));
+    const outcomes: MessageOutcome[] = [];
+    // Released a little after the answer, as the dispatcher does after its commit.
+    for (const m of messages) {
+      void pool.submit('sim', m, 0, true).then((o) => setTimeout(() => { o.release!(); outcomes.push(o); }, 20));
+    }
+    await until(() => submitted(sim) >= 5, 5_000, 'messages under way');
+    sim.dropConnections();
+    await until(() => outcomes.length === messages.length, 20_000, 'every message answered');
+    expect(outcomes.every((o) => o.parts.every((p) => p.kind === 'accepted'))).toBe(true);
+    expect(held(pool)).toBe(0);
+  });
+
   it('stops with slots still held', async () => {
     const { pool } = await setUp({ window: 1 });
     const outcome = await pool.submit('sim', [part('4915100000001')], 0, true);
