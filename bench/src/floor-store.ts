@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { BenchCleanup } from './cleanup.js';
-import { CpuMeter, processCpuUs } from './proc.js';
+import { CpuMeter } from './proc.js';
 import type { ScaleOutFailure } from './scaleout.js';
 import { serverMeter } from './servers.js';
 import { percentAtRate, round } from './stats.js';
@@ -87,18 +87,11 @@ export async function runStoreFloorCase(c: StoreFloorCase, pgUrl: string, cleanu
       await client.connect();
     }
     const postgres = serverMeter('postgres', pgUrl);
-    // The case's own backends live through the measured part: their CPU is a floor under the
-    // server's, which a reading can undercount while other clients' backends come and go.
-    const backends = postgres
-      ? await Promise.all(clients.map(async (cl) => (await cl.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid))
-      : [];
-    const own = new CpuMeter(() => backends.reduce((sum, pid) => sum + processCpuUs(pid), 0));
     const bench = CpuMeter.ofSelf();
     const started = performance.now();
     const commits = await writeAll(clients, c.messages, c.batch);
     const wallMs = performance.now() - started;
-    const ownCpu = own.elapsed().cpuUs;
-    const pgCpu = postgres ? { cpuUs: Math.max(postgres.meter.elapsed().cpuUs, ownCpu) } : undefined;
+    const pgCpu = postgres?.meter.elapsed();
     const benchCpu = bench.elapsed();
     const delivered = Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.messages WHERE status = 'DELIVERED'`)).rows[0]?.n ?? 0);
     const postgresUs = pgCpu ? round(pgCpu.cpuUs / c.messages, 1) : null;

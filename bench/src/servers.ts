@@ -31,14 +31,9 @@ function readStat(pid: number): ProcStat | undefined {
 
 function allStats(): ProcStat[] {
   const out: ProcStat[] = [];
-  // Newest first: a child is read before its parent (it has the higher pid, but for a pid
-  // wrap-around). Read parent first, a child reaped between the two reads would be in neither sum
-  // (its ticks not yet in the parent's cutime, its /proc entry gone), and a tree shared with
-  // other clients' short-lived backends could then read less CPU than it had a moment before.
-  // This way round the race counts such a child twice, a small excess instead of a loss.
-  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).sort((a, b) => b - a);
-  for (const pid of pids) {
-    const s = readStat(pid);
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readStat(Number(name));
     if (s) out.push(s);
   }
   return out;

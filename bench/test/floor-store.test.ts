@@ -27,7 +27,9 @@ describePg('the PostgreSQL floor of the scale-out benchmark', () => {
     if ('error' in r) throw new Error(r.error);
     expect(r.delivered).toBe(2_050);
     expect(r.commitsPerMessage).toBe(Math.round(((21 * 2 + 3) / 2_050) * 1000) / 1000);
-    expect(r.cpuUsPerMessage.postgres).toBeGreaterThan(0);
+    // Found and read (null: no local server). Linux samples a process's CPU at each clock tick, so
+    // the few tens of ms a case this small costs the server may read 0 on a busy machine.
+    expect(r.cpuUsPerMessage.postgres).toBeGreaterThanOrEqual(0);
     expect(r.postgresPercentAtOffered).toBe(Math.round((r.cpuUsPerMessage.postgres! * 8000) / 10_000));
     expect(r.cleanupProblems).toEqual([]);
     expect(await schemaExists(r.schema)).toBe(false);
