@@ -2,8 +2,8 @@
  * Moves ready messages from the store to the bind pool and records what became of each part.
  * The store decides what is ready (batch active, schedule released, not expired, retry time
  * passed) and marks it inflight in the same commit, so a restart knows what was handed over;
- * the pool sends each message's parts in order and retries transient codes; this loop maps the
- * pool's outcomes to part results and keeps the pool fed without overfilling it. A single send
+ * the pool sends each message's parts in order and retries transient codes; this loop keeps the
+ * pool fed without overfilling it, and stores what became of the parts (`outcome-recorder.ts`). A single send
  * accepted while its lane is caught up and has room skips the claim (`admit`): a store that
  * `claimsOnAccept` commits it inflight, and the acceptor hands it over here.
  */
@@ -11,12 +11,11 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { ErrorCode, isSmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
-import type { MessageOutcome, PartOutcome, SubmitPart } from '../smpp/part-outcome.js';
+import type { MessageOutcome, StorePart, SubmitPart } from '../smpp/part-outcome.js';
 import type { ClaimedMessage, SubmitClaims } from '../store/claims.js';
-import { buildSubmitSm } from './compose.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
 import { InflightRecovery } from './inflight-recovery.js';
-import { partResult } from './part-result.js';
+import { OutcomeRecorder, submitParts } from './outcome-recorder.js';
 
 /**
  * How one accepted message reaches the pool, decided before its accept (`Dispatcher.admit`).
@@ -35,8 +34,8 @@ export interface Admission {
 /** The part of the bind pool the dispatcher uses (the real `Pool`, or a test double). */
 export interface SubmitTarget {
   accepting(upstream: string): boolean;
-  /** `hold`: the outcome's `release` is called once it is recorded (or its record failed). */
-  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, hold?: boolean): Promise<MessageOutcome>;
+  /** `storePart` stores accepted parts as they come; the outcome's `release` is called once it is recorded (or its record failed). */
+  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, storePart?: StorePart): Promise<MessageOutcome>;
   onDrain(listener: (upstream: string) => void): () => void;
 }
 
@@ -133,6 +132,7 @@ export class Dispatcher {
   #timer: TimerHandle | undefined;
   /** Parts left in flight: this instance's at start, a gone instance's while running. */
   readonly #recovery: InflightRecovery;
+  readonly #outcomes: OutcomeRecorder;
   #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
   #stopped = true;
@@ -142,6 +142,7 @@ export class Dispatcher {
     this.#o = { pollMs: 250, claimBatch: 500, counters: noCounters, usable: () => true, ...rest };
     this.#ownWarnings = warnings === undefined;
     this.#warnings = warnings ?? new WarningThrottle(o.clock);
+    this.#outcomes = new OutcomeRecorder(o.store, o.clock, o.log, this.#warnings);
     this.#weights = weightsOf(clients);
     const weightOf = (client: string): number => this.#weights.get(client) ?? DEFAULT_WEIGHT;
     const configured = (): Iterable<string> => this.#weights.keys();
@@ -311,12 +312,15 @@ export class Dispatcher {
       this.#kickIfWaiting(lane);
     };
     // The pool counts on from the attempts a part already had (a failover's): maxAttempts is overall.
-    // The pool holds the window slot of what the SMSC accepted until its outcome is recorded: a
-    // crash leaves no more sent and unrecorded (resent at the next start) than the windows hold.
-    const settled = this.#o.pool.submit(m.upstream, m.parts.map((p) => submitPart(m, p)), m.parts[0]?.attempts ?? 0, true)
+    // Each part the SMSC accepts keeps its window slot until its outcome is stored, an earlier part
+    // of a long message on its own as soon as it is accepted: a crash leaves no more sent and
+    // unrecorded (resent at the next start) than the windows hold, and no accepted part of a
+    // message it cut short is sent again.
+    const recording = this.#outcomes.of(m);
+    const settled = this.#o.pool.submit(m.upstream, submitParts(m), m.parts[0]?.attempts ?? 0, recording.storePart)
       .then(async (outcome) => {
         leftPool();
-        try { await this.#record(m, outcome.parts); } finally { outcome.release?.(); }
+        try { await recording.record(outcome.parts); } finally { outcome.release?.(); }
       }, (e: unknown) => {
         leftPool();
         // The pool refused the whole message (queue full, stopped): it goes back to the queue.
@@ -347,22 +351,6 @@ export class Dispatcher {
   #kickIfWaiting(lane: Lane): void {
     if (!lane.caughtUp || this.#o.store.claimsOnAccept !== true) this.#kick(lane.upstream.name);
   }
-
-  #record(m: ClaimedMessage, outcomes: PartOutcome[]): Promise<void> {
-    const now = this.#o.clock.wallNow();
-    // The first part's attempts are in its outcome already (`submit`'s priorAttempts).
-    const results = m.parts.map((p, i) => partResult(p.part, i === 0 ? 0 : p.attempts, outcomes[i], now));
-    m.parts.forEach((p, i) => {
-      const o = outcomes[i];
-      if (o?.kind !== 'uncertain' || o.why !== 'attempts') return;
-      // The SMSC answered none of the attempts: a line naming the part, once per interval (with a
-      // count of the others) when the SMSC stops answering altogether.
-      this.#warnings.warn(this.#o.log, `uncertain_resend_exhausted@${m.upstream}`, {
-        event: 'uncertain_resend_exhausted', upstream: m.upstream, messageId: m.id, part: p.part, cause: o.cause, attempts: o.attempts,
-      }, 'onUncertain: resend ran out of attempts; the part is FAILED');
-    });
-    return this.#o.store.recordSubmit(m.id, results, now);
-  }
 }
 
 /**
@@ -386,12 +374,4 @@ function maxUnrecorded(lane: Lane): number {
 
 function weightsOf(clients: ReadonlyArray<ClientWeight>): ReadonlyMap<string, number> {
   return new Map(clients.map((c) => [c.name, c.weight]));
-}
-
-function submitPart(m: ClaimedMessage, p: ClaimedMessage['parts'][number]): SubmitPart {
-  return buildSubmitSm({
-    source: m.source, sourceTon: m.sourceTon, sourceNpi: m.sourceNpi,
-    destination: m.destination, destTon: m.destTon, destNpi: m.destNpi,
-    registeredDelivery: m.registeredDelivery, validityPeriod: m.validityPeriod,
-  }, p);
 }

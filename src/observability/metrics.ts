@@ -6,6 +6,8 @@ export interface BindReading {
   upstream: string;
   state: string;
   outstanding: number;
+  /** Slots of answers not stored yet: taken, though nothing is outstanding in them. */
+  held: number;
   window: number;
   rate: number;
   tokens: number;
@@ -221,7 +223,8 @@ export class Metrics {
         },
       });
     };
-    perBind('smppd_bind_window_in_use', 'submit_sm outstanding on the bind', (b) => b.outstanding);
+    perBind('smppd_bind_window_in_use', 'window slots taken: submit_sm outstanding, and accepted ones not stored yet', (b) => b.outstanding + b.held);
+    perBind('smppd_bind_window_held', 'window slots of accepted submit_sm not stored yet (in smppd_bind_window_in_use)', (b) => b.held);
     perBind('smppd_bind_window_size', 'the bind\'s window', (b) => b.window);
     perBind('smppd_bind_rate_per_second', 'pacing rate in force (lowered while throttled; 0 = unpaced)', (b) => b.rate);
     perBind('smppd_bind_tokens', 'pacing tokens saved up', (b) => (Number.isFinite(b.tokens) ? b.tokens : 0));

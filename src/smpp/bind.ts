@@ -128,11 +128,6 @@ export class Bind<T> {
     return this.#canWrite && this.#session!.outstanding + this.#held < this.settings.window;
   }
 
-  /** True when a submit may take the place of a slot its sender holds (`trySubmit`'s `fromHold`). */
-  get hasHeldCapacity(): boolean {
-    return this.#canWrite && this.#held > 0;
-  }
-
   get #canWrite(): boolean {
     return this.#state === 'bound' && this.#session !== undefined && this.#session.canSubmit;
   }
@@ -159,13 +154,10 @@ export class Bind<T> {
 
   /**
    * Writes one submit_sm if the bind has capacity, is not paused and has a token. Returns false
-   * otherwise; when only a token was missing, `ready` fires once one is due. `fromHold`: the
-   * sender holds a slot here (`hold`) and this submit takes its place, so a message whose earlier
-   * part holds a slot is never kept from sending its next one by the holds of others; once
-   * written, the caller releases its hold.
+   * otherwise; when only a token was missing, `ready` fires once one is due.
    */
-  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T, fromHold = false): boolean {
-    if (!(fromHold ? this.hasHeldCapacity : this.hasCapacity)) return false;
+  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
+    if (!this.hasCapacity) return false;
     const now = this.clock.now();
     const pause = this.#throttle.pauseLeft(now);
     if (pause > 0) {

@@ -87,16 +87,6 @@ export class JobQueue<T extends Queued> {
     return this.#delayed[0]?.at;
   }
 
-  /** The ready jobs put back in front (next parts, retries), head first, without removing any. */
-  readyInFront(): T[] {
-    const jobs: T[] = [];
-    for (let i = this.#front.length - 1; i >= 0; i--) {
-      const e = this.#front[i]!;
-      if (e.job.ticket === e.ticket) jobs.push(e.job);
-    }
-    return jobs;
-  }
-
   /** Every queued job (ready or delayed), without removing any. */
   queued(): T[] {
     const live = (e: Entry<T>): boolean => e.job.ticket === e.ticket;

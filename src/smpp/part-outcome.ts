@@ -33,11 +33,21 @@ export type PartOutcome =
    */
   | { kind: 'unsent'; reason: 'stopped' | 'earlier_part_failed' | 'withdrawn'; attempts?: number };
 
+/** A part the SMSC accepted. */
+export type AcceptedOutcome = Extract<PartOutcome, { kind: 'accepted' }>;
+
+/**
+ * Stores an accepted part of a message before the message has ended (`UpstreamPool.submit`):
+ * `index` is the part's place in the message. The part's window slot is kept until it settles.
+ */
+export type StorePart = (index: number, outcome: AcceptedOutcome) => Promise<unknown>;
+
 export interface MessageOutcome {
   parts: PartOutcome[];
   /**
-   * Gives back the window slot the message holds (`submit`'s `hold`): call it once its outcome is
-   * stored, or will not be (the store failed). Idempotent; nothing to give back without `hold`.
+   * Gives back the window slot the message's last part holds (`submit`'s `storePart`): call it once
+   * its outcome is stored, or will not be (the store failed). Idempotent; nothing to give back
+   * without `storePart`.
    */
   release?: () => void;
 }

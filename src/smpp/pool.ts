@@ -4,7 +4,7 @@ import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { BindState, BindStats } from './bind.js';
 import type { EngineMetrics } from './engine-metrics.js';
-import type { MessageOutcome, SubmitPart } from './part-outcome.js';
+import type { MessageOutcome, StorePart, SubmitPart } from './part-outcome.js';
 import { UpstreamPool, type DeliverHandler, type UpstreamSettings } from './upstream-pool.js';
 
 export interface PoolOptions {
@@ -65,9 +65,9 @@ export class Pool {
     return this.#get(upstream).queued;
   }
 
-  /** Sends one message (its parts in order) through `upstream`; `priorAttempts` and `hold` as `UpstreamPool.submit`'s. */
-  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, hold?: boolean): Promise<MessageOutcome> {
-    return this.#get(upstream).submit(parts, priorAttempts, hold);
+  /** Sends one message (its parts in order) through `upstream`; `priorAttempts` and `storePart` as `UpstreamPool.submit`'s. */
+  submit(upstream: string, parts: SubmitPart[], priorAttempts?: number, storePart?: StorePart): Promise<MessageOutcome> {
+    return this.#get(upstream).submit(parts, priorAttempts, storePart);
   }
 
   /** Calls `listener(upstream)` whenever an upstream that refused work takes it again. */

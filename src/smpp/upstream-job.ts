@@ -1,7 +1,7 @@
 /** One message in an upstream's pool (`UpstreamPool`), what a bind carries with each submit of it, and a submit that threw. */
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import type { Bind } from './bind.js';
-import type { MessageOutcome, PartOutcome, SubmitPart } from './part-outcome.js';
+import type { MessageOutcome, PartOutcome, StorePart, SubmitPart } from './part-outcome.js';
 import { isUnencodable } from './wire.js';
 
 /** Characters of an internal error's message kept in the part's reason (the log has it whole). */
@@ -19,9 +19,9 @@ export interface Job {
   /** Policy `fail`: timed out, waiting for a late response until the grace period ends. */
   awaitingLate: boolean;
   done: boolean;
-  /** The caller releases what the message answered (`submit`'s `hold`). */
-  hold: boolean;
-  /** The bind whose slot this message holds, at most one: an accepted part not stored yet. */
+  /** The caller stores each accepted part before its slot is given back (`submit`'s `storePart`). */
+  storePart: StorePart | undefined;
+  /** The bind whose slot the message's accepted last part holds until the caller's `release`. */
   heldOn: Bind<Ctx> | undefined;
   resolve: (outcome: MessageOutcome) => void;
 }

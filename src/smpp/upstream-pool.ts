@@ -8,7 +8,7 @@ import { Bind, type BindState, type BindStats } from './bind.js';
 import { classify, THROTTLE_ERRORS } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
-import type { MessageOutcome, PartOutcome, SubmitPart, UncertainWhy } from './part-outcome.js';
+import type { AcceptedOutcome, MessageOutcome, PartOutcome, StorePart, SubmitPart, UncertainWhy } from './part-outcome.js';
 import type { SubmitResponse } from './session.js';
 import { notSent, type Ctx, type Job } from './upstream-job.js';
 import type { DeliverHandler, UpstreamSettings } from './upstream-settings.js';
@@ -85,11 +85,13 @@ export class UpstreamPool extends EventEmitter {
    * Sends the parts of one message in order. Resolves when every part has an outcome.
    * `priorAttempts`: attempts the first part already had (sent elsewhere with no answer, before a
    * failover); they count toward `maxAttempts` and are in its outcome's `attempts`.
-   * `hold`: from its first accepted part until the caller calls the outcome's `release` (once it
-   * has stored the outcome), the message keeps one window slot, so that a crash can leave no
-   * more parts sent and not stored than the windows hold.
+   * `storePart`: the caller stores what the SMSC accepted, and each accepted part keeps its window
+   * slot until it is stored, so that a crash can leave no more parts sent and not stored than the
+   * windows hold. Every accepted part but the last is handed to `storePart` as it is accepted (its
+   * slot is kept until the promise settles; the caller logs a failure); the last keeps its slot
+   * until the caller calls the outcome's `release`, once it has stored the message's outcome.
    */
-  submit(parts: SubmitPart[], priorAttempts = 0, hold = false): Promise<MessageOutcome> {
+  submit(parts: SubmitPart[], priorAttempts = 0, storePart?: StorePart): Promise<MessageOutcome> {
     if (this.#stopping) return Promise.reject(new SmppdError(ErrorCode.POOL_STOPPED, `upstream ${this.name} is stopping`));
     if (this.#queue.size >= this.settings.maxQueued) {
       this.#full = true;
@@ -98,7 +100,7 @@ export class UpstreamPool extends EventEmitter {
     return new Promise((resolve) => {
       const job: Job = {
         ticket: 0, parts, outcomes: [], index: 0, attempts: priorAttempts, attempt: 0,
-        inFlight: false, awaitingLate: false, done: false, hold, heldOn: undefined, resolve,
+        inFlight: false, awaitingLate: false, done: false, storePart, heldOn: undefined, resolve,
       };
       if (parts.length === 0) return this.#finish(job);
       this.#queue.pushBack(job);
@@ -161,55 +163,31 @@ export class UpstreamPool extends EventEmitter {
 
   #sendReady(): void {
     const candidates = this.#binds.filter((b) => b.hasCapacity);
-    let ownTried: Job | undefined;
-    for (;;) {
+    while (candidates.length > 0) {
       const job = this.#queue.peek();
       if (!job) return;
-      // A message holding a slot sends its next part in that slot first: the holds of others
-      // cannot keep it waiting.
-      const own = job.heldOn !== undefined && ownTried !== job && job.heldOn.hasHeldCapacity;
-      if (!own && candidates.length === 0) return this.#sendHeldBehind(job);
       // Least outstanding first.
       let best = 0;
       for (let i = 1; i < candidates.length; i++) {
         if (candidates[i]!.outstanding < candidates[best]!.outstanding) best = i;
       }
-      const bind = own ? job.heldOn! : candidates[best]!;
-      const sent = this.#trySend(job, bind, own);
+      const bind = candidates[best]!;
+      const sent = this.#trySend(job, bind);
       if (sent === undefined) continue;
-      if (sent) {
-        if (!own && !bind.hasCapacity) candidates.splice(best, 1);
-      } else if (own) {
-        ownTried = job;
-      } else {
-        candidates.splice(best, 1);
-      }
+      if (!sent || !bind.hasCapacity) candidates.splice(best, 1);
     }
   }
 
   /**
-   * The first waiting message cannot go (its bind is down, say): the ones behind it that hold a
-   * slot send their next parts in it, since the holds of messages that cannot move on would
-   * otherwise fill the windows for good. A message holds a slot only once a part was accepted,
-   * and then waits in front (`#advance`, `#requeue`).
-   */
-  #sendHeldBehind(head: Job): void {
-    for (const job of this.#queue.readyInFront()) {
-      if (job !== head && job.heldOn?.hasHeldCapacity === true) this.#trySend(job, job.heldOn, true);
-    }
-  }
-
-  /**
-   * Writes the message's current part on `bind`. True once written (it leaves the queue, and the
-   * part in the window now stands for the accepted ones before it: its hold is released), false
+   * Writes the message's current part on `bind`. True once written (it leaves the queue), false
    * when the bind cannot take it now, undefined when sending threw (the message is finished).
    */
-  #trySend(job: Job, bind: Bind<Ctx>, fromHold: boolean): boolean | undefined {
+  #trySend(job: Job, bind: Bind<Ctx>): boolean | undefined {
     job.attempt++;
     const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
     let sent: boolean;
     try {
-      sent = bind.trySubmit(job.parts[job.index]!, ctx, fromHold);
+      sent = bind.trySubmit(job.parts[job.index]!, ctx);
     } catch (e) {
       this.#queue.withdraw(job);
       job.outcomes[job.index] = notSent(e, bind.id, this.#warnings);
@@ -222,8 +200,6 @@ export class UpstreamPool extends EventEmitter {
     }
     this.#queue.withdraw(job);
     job.inFlight = true;
-    job.heldOn?.release();
-    job.heldOn = undefined;
     return true;
   }
 
@@ -243,11 +219,13 @@ export class UpstreamPool extends EventEmitter {
   }
 
   #apply(job: Job, ctx: Ctx, r: SubmitResponse, cls: string, name: string): void {
-    if (cls === 'ok' || job.index > 0) this.#hold(job, ctx.bind);
     switch (cls) {
-      case 'ok':
-        job.outcomes[job.index] = { kind: 'accepted', messageId: r.messageId, attempts: job.attempts + 1, bind: ctx.bind.id, latencyMs: r.latencyMs };
+      case 'ok': {
+        const outcome: AcceptedOutcome = { kind: 'accepted', messageId: r.messageId, attempts: job.attempts + 1, bind: ctx.bind.id, latencyMs: r.latencyMs };
+        job.outcomes[job.index] = outcome;
+        this.#holdUntilStored(job, ctx.bind, outcome);
         return this.#advance(job);
+      }
       case 'reject':
         job.outcomes[job.index] = { kind: 'rejected', commandStatus: r.commandStatus, statusName: name, attempts: job.attempts + 1 };
         return this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
@@ -282,7 +260,6 @@ export class UpstreamPool extends EventEmitter {
     const { job } = ctx;
     this.metrics.uncertain(this.name, cause);
     if (ctx.attempt !== job.attempt || job.done) return;
-    if (job.index > 0) this.#hold(job, ctx.bind);
     job.inFlight = false;
     job.attempts++;
     const resend = this.settings.onUncertain === 'resend' && !this.#stopping && job.attempts < this.settings.maxAttempts;
@@ -376,11 +353,20 @@ export class UpstreamPool extends EventEmitter {
     this.#finish(job);
   }
 
-  /** The message's answered parts are not stored yet: it keeps the slot that answered (one at most). */
-  #hold(job: Job, bind: Bind<Ctx>): void {
-    if (!job.hold || job.heldOn !== undefined) return;
+  /**
+   * An accepted part keeps the window slot it answered in until it is stored (`submit`'s
+   * `storePart`): an earlier part is stored now, on its own, so that a crash before the message
+   * ends cannot send it again; the last one is stored with the message's outcome (`release`).
+   */
+  #holdUntilStored(job: Job, bind: Bind<Ctx>, outcome: AcceptedOutcome): void {
+    if (job.storePart === undefined) return;
     bind.hold();
-    job.heldOn = bind;
+    if (job.index === job.parts.length - 1) {
+      job.heldOn = bind;
+      return;
+    }
+    const release = (): void => bind.release();
+    job.storePart(job.index, outcome).then(release, release);
   }
 
   #finish(job: Job): void {

@@ -13,6 +13,8 @@ export interface SendLoad {
   /** Gets each destination answered 200. */
   answered: Set<string>;
   stop: () => boolean;
+  /** The text sent to a destination; by default a short one (one part). */
+  text?: (destination: string) => string;
 }
 
 /** Single sendSms calls until `stop()`; a refused or cut request (the daemon killed) promises nothing. */
@@ -24,7 +26,7 @@ export function sendUntil(o: SendLoad): Promise<void> {
       const res = await fetch(`http://127.0.0.1:${o.port()}/sms/sendSms`, {
         method: 'POST',
         headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ senderId: o.senderId, destinationNumber: destination, message: `m ${destination}`, messageType: 'TEXT' }),
+        body: JSON.stringify({ senderId: o.senderId, destinationNumber: destination, message: o.text?.(destination) ?? `m ${destination}`, messageType: 'TEXT' }),
       });
       if (res.status === 200) o.answered.add(destination);
       else await res.text();
@@ -44,8 +46,26 @@ export function duplicatedDestinations(sim: SmscSimulator): number {
   return [...counts.values()].filter((n) => n > 1).length;
 }
 
-/** Whether the simulator received every destination in `answered`. */
-export function everyAnsweredSent(sim: SmscSimulator, answered: ReadonlySet<string>): boolean {
-  const seen = new Set(sim.recordedSubmits().map((s) => s.destinationAddr));
-  return [...answered].every((d) => seen.has(d));
+/**
+ * Copies of a part the simulator received beyond the first, over all parts: a part is its
+ * destination and its short_message (the UDH tells a long message's parts apart).
+ */
+export function duplicatedParts(sim: SmscSimulator): number {
+  const counts = new Map<string, number>();
+  for (const s of sim.recordedSubmits()) {
+    const key = `${s.destinationAddr}:${s.shortMessage.toString('hex')}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts.values()].reduce((extra, n) => extra + n - 1, 0);
+}
+
+/** Whether the simulator received every part (`parts` of a destination, by default 1) of every destination in `answered`. */
+export function everyAnsweredSent(sim: SmscSimulator, answered: ReadonlySet<string>, parts: (destination: string) => number = () => 1): boolean {
+  const seen = new Map<string, Set<string>>();
+  for (const s of sim.recordedSubmits()) {
+    let got = seen.get(s.destinationAddr);
+    if (got === undefined) seen.set(s.destinationAddr, got = new Set());
+    got.add(s.shortMessage.toString('hex'));
+  }
+  return [...answered].every((d) => (seen.get(d)?.size ?? 0) >= parts(d));
 }

@@ -24,3 +24,13 @@ describe('Metrics of webhook delivery', () => {
     expect(text).toContain('smppd_webhook_request_seconds_count{client="shop"} 3');
   });
 });
+
+describe('Metrics of binds', () => {
+  it('counts the slots of accepted parts not stored yet as taken, and shows them apart', async () => {
+    const bind = { id: 'sim#0', upstream: 'sim', state: 'bound', outstanding: 3, held: 2, window: 10, rate: 0, tokens: 0, submitted: 40, throttleEpisodes: 0, reconnects: 0 };
+    const m = new Metrics(() => [bind], { processMetrics: false });
+    expect(await m.value('smppd_bind_window_in_use', { bind: 'sim#0' })).toBe(5);
+    expect(await m.value('smppd_bind_window_held', { bind: 'sim#0' })).toBe(2);
+    expect(await m.value('smppd_bind_window_size', { bind: 'sim#0' })).toBe(10);
+  });
+});

@@ -13,19 +13,6 @@ describe('JobQueue', () => {
     expect(q.size).toBe(0);
   });
 
-  it('lists the ready jobs in front, head first, without the withdrawn, the back or the delayed', () => {
-    const q = new JobQueue<ReturnType<typeof job>>();
-    const second = job('second');
-    q.pushBack(job('new'));
-    q.pushFront(job('first'));
-    q.pushFront(second);
-    q.pushFront(job('third'));
-    q.pushDelayed(job('later'), 10);
-    q.withdraw(second);
-    expect(q.readyInFront().map((j) => j.id)).toEqual(['third', 'first']);
-    expect(q.size).toBe(4);
-  });
-
   it('skips withdrawn jobs and counts only live ones', () => {
     const q = new JobQueue<ReturnType<typeof job>>();
     const a = job('a');
