@@ -15,6 +15,8 @@ export interface DaemonCase {
   numbers?: number;
   /** bulk: with receipts, measured until every valid number is DELIVERED, not only stored. */
   untilDelivered?: boolean;
+  /** bulk: the text sent, and the parts it makes (the SMSC sends a receipt per part); by default a one-part code. */
+  text?: { message: string; parts: number };
 }
 
 export interface DaemonCaseResult {
