@@ -115,7 +115,7 @@ async function bulkCase(c: DaemonCase, d: DaemonUnderTest): Promise<Measured> {
   let measuredMs = upload.ms;
   if (c.untilDelivered && upload.status === 200) {
     const lastDeliveredAt = await waitForReceipts(d, info.validCount * parts, Math.max(60_000, info.validCount * parts * 2));
-    const perSecond = (await sampler!.stop()).map((n) => n / parts);
+    const perSecond = (await sampler!.stop()).map((n) => Math.round(n / parts));
     // The daemon answers a receipt after committing it: acknowledged receipts are DELIVERED parts, a receipt a part.
     const delivered = Math.floor(((await d.simulatorCounters()).totals.deliverSmResponses['ESME_ROK'] ?? 0) / parts);
     e2e = {
