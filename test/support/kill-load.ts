@@ -46,17 +46,24 @@ export function duplicatedDestinations(sim: SmscSimulator): number {
   return [...counts.values()].filter((n) => n > 1).length;
 }
 
-/**
- * Copies of a part the simulator received beyond the first, over all parts: a part is its
- * destination and its short_message (the UDH tells a long message's parts apart).
- */
-export function duplicatedParts(sim: SmscSimulator): number {
+/** A part as the simulator tells it apart: its destination and its short_message (the UDH tells a long message's parts apart). */
+export function partKey(destination: string, shortMessage: Buffer): string {
+  return `${destination}:${shortMessage.toString('hex')}`;
+}
+
+/** How many times the simulator received each part (`partKey`). */
+export function partCounts(sim: SmscSimulator): Map<string, number> {
   const counts = new Map<string, number>();
   for (const s of sim.recordedSubmits()) {
-    const key = `${s.destinationAddr}:${s.shortMessage.toString('hex')}`;
+    const key = partKey(s.destinationAddr, s.shortMessage);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  return [...counts.values()].reduce((extra, n) => extra + n - 1, 0);
+  return counts;
+}
+
+/** Copies of a part the simulator received beyond the first, over all parts. */
+export function duplicatedParts(sim: SmscSimulator): number {
+  return [...partCounts(sim).values()].reduce((extra, n) => extra + n - 1, 0);
 }
 
 /** Whether the simulator received every part (`parts` of a destination, by default 1) of every destination in `answered`. */
