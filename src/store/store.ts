@@ -15,7 +15,8 @@
  * - `RetentionPruning` (retention.ts): old, finished rows deleted;
  * - `StatusReads` (status-reads.ts): a message's status, counts and lag for metrics;
  * - `MessageRerouting` (rerouting.ts): queued messages moved to another upstream on failover;
- * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats.
+ * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats;
+ * - `MessageRecords` (message-records.ts): the records of messages that became final, queued for their file.
  *
  * Every write method resolves only after its transaction is committed (group commit: writes
  * that arrive within a few milliseconds share one transaction). Reads see every write whose
@@ -28,6 +29,7 @@ import type { EventResends } from './event-resends.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { InboundMessages } from './inbound.js';
 import type { MessageIntake } from './intake.js';
+import type { MessageRecords } from './message-records.js';
 import type { EventOutbox } from './outbox.js';
 import type { ReceiptMatching } from './receipts.js';
 import type { MessageRerouting } from './rerouting.js';
@@ -36,7 +38,7 @@ import type { StatusReads } from './status-reads.js';
 
 export interface Store extends
   MessageIntake, SubmitClaims, ReceiptMatching, InboundMessages, BatchesAndSchedules,
-  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys {
+  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys, MessageRecords {
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

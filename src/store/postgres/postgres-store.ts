@@ -11,7 +11,8 @@
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
  * - the parts of one MO message on different instances: `inbound-parts.ts` (an advisory lock per message);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
- * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances).
+ * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances);
+ * - the record queue: `message-records.ts` (each record claimed by one instance, with a lease).
  *
  * Each write is one transaction on a pooled connection (a claim, an event claim: one statement),
  * committed before its promise resolves. The writes of every message — accepts of single
@@ -29,6 +30,7 @@ import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { MessageRecord } from '../message-records.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
@@ -45,9 +47,10 @@ import {
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { InstanceLock, lockSpaces } from './locks.js';
-import { migrate, SCHEMA_NAME } from './migrations.js';
+import { dropRecords, pendingRecords, takeRecords } from './message-records.js';
+import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
-import { DEFAULT_LEASE_MS, type PostgresStoreOptions } from './postgres-store-options.js';
+import { checkedOptions, type PostgresStoreOptions } from './postgres-store-options.js';
 import { counts, getMessage, outboxDepth, queueDepth } from './reads.js';
 import { pruneParked } from './receipts.js';
 import { move, movable } from './rerouting.js';
@@ -64,12 +67,6 @@ export type { PostgresStoreOptions } from './postgres-store-options.js';
 const BATCH_CONCURRENCY = 2;
 const MAX_BATCH = 500;
 
-export interface PostgresStoreStats extends DbStats {
-  /** The group commits of accepts, and of submit outcomes with receipts. */
-  accepts: WriteBatcherStats;
-  statusWrites: WriteBatcherStats;
-}
-
 export class PostgresStore implements Store {
   readonly #db: Db;
   readonly #pool: pg.Pool;
@@ -83,9 +80,9 @@ export class PostgresStore implements Store {
   readonly #underway = new Set<Promise<unknown>>();
   #closed = false;
 
-  private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number) {
+  private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number, records: boolean) {
     this.#pool = pool;
-    this.#db = new Db(pool);
+    this.#db = new Db(pool, records);
     this.#lock = lock;
     this.#ctx = ctx;
     this.leaseMs = leaseMs;
@@ -100,13 +97,7 @@ export class PostgresStore implements Store {
 
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const schema = options.schema ?? 'smppd';
-    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    const poolSize = options.poolSize ?? 10;
-    if (!SCHEMA_NAME.test(schema)) throw new SmppdError(ErrorCode.INTERNAL, `the store schema must be a lower-case SQL name; got ${JSON.stringify(schema)}`);
-    if (options.instanceId.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'the store needs an instance id');
-    if (!(leaseMs > 0)) throw new SmppdError(ErrorCode.INTERNAL, `leaseMs must be > 0; got ${leaseMs}`);
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
+    const { schema, leaseMs, poolSize } = checkedOptions(options);
     // keepAlive: a connection cut without a FIN (a firewall, a host gone) is noticed by the OS, so
     // the instance lock goes with it and a query on it fails instead of waiting forever.
     const config: pg.ClientConfig = { connectionString: options.url, options: sessionOptions(schema), types: TYPES, keepAlive: true };
@@ -125,7 +116,7 @@ export class PostgresStore implements Store {
       pool = new pg.Pool({ ...config, max: poolSize, pipeline: true });
       // An idle connection that breaks is dropped by the pool; the next query opens another.
       pool.on('error', () => undefined);
-      const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs);
+      const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs, options.records === true);
       await releaseLeases(store.#db.direct, options.instanceId, (options.clock ?? new SystemClock()).wallNow());
       await releasePendingKeys(store.#db.direct, options.instanceId);
       return store;
@@ -136,8 +127,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Transactions committed so far, those run again after a deadlock, and the group commits: for metrics and tests. */
-  get stats(): PostgresStoreStats {
+  /** Transactions committed, those run again after a deadlock, and the group commits (accepts; submit outcomes with receipts): for metrics and tests. */
+  get stats(): DbStats & { accepts: WriteBatcherStats; statusWrites: WriteBatcherStats } {
     return { ...this.#db.stats, accepts: this.#accepts.stats, statusWrites: this.#statusWrites.stats };
   }
 
@@ -324,6 +315,18 @@ export class PostgresStore implements Store {
 
   outboxDepth(): Promise<OutboxDepth[]> {
     return this.#readTx((tx) => outboxDepth(tx));
+  }
+
+  takeRecords(limit: number, now: number): Promise<MessageRecord[]> {
+    return this.#tx((tx) => takeRecords(tx, this.#ctx.instanceId, limit, now, now + this.leaseMs));
+  }
+
+  dropRecords(seqs: readonly number[]): Promise<number> {
+    return this.#tx((tx) => dropRecords(tx, seqs));
+  }
+
+  pendingRecords(): Promise<number> {
+    return this.#read((db) => pendingRecords(db));
   }
 
   /**

@@ -11,6 +11,7 @@ import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
 import { describeIdempotencyKeys } from './idempotency.js';
 import { describeInboundParts } from './inbound-parts.js';
+import { describeMessageRecords } from './message-records.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
 import { describeRerouting } from './rerouting.js';
@@ -29,4 +30,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeRetention(factory);
   describeRerouting(factory);
   describeIdempotencyKeys(factory);
+  describeMessageRecords(factory);
 }
