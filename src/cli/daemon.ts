@@ -23,6 +23,8 @@ import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } 
 import { withAmqpEvents } from '../events/amqp-event-clients.js';
 import { eventPublisherFor } from '../events/amqp-event-publisher.js';
 import { WebhookClient } from '../events/webhook-client.js';
+import { RecordFile } from '../events/record-file.js';
+import { RecordWriter, type RecordMetrics } from '../events/record-writer.js';
 import { ClientRateLimiter } from '../api/client-rate-limiter.js';
 import {
   Authenticator, buildHttpServer, buildMetricsServer, listenerSettings, type HttpListenerMetrics, type HttpMetricsSource,
@@ -35,6 +37,7 @@ import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify, identifyFor } from '../sms/identify.js';
 import type { SmppdError } from '../core/errors.js';
+import { countStoreErrors } from '../store/count-store-errors.js';
 import type { OutboxDepth } from '../store/outbox.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -60,6 +63,10 @@ export interface RunningDaemon {
   upstreams(): UpstreamAvailabilityView[];
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
+  /** SIGHUP: the records file (`records.path`) is opened again for the next records, after logrotate moved it. */
+  reopenRecords(): void;
+  /** Message records queued and not yet written (metrics). */
+  pendingRecords(): Promise<number>;
   /**
    * SIGHUP: new clients, tokens, senders and rate limits for the next requests, with their caps
    * on queued parts (`maxQueued`) and their weights for the next claims; binds, queue and webhooks
@@ -73,9 +80,10 @@ export interface RunningDaemon {
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
 export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & ParkingCounters & HttpMetricsSource & HttpListenerMetrics
-  & AmqpIngressMetrics & RetentionMetrics & RoutingCounters & FailoverCounters & {
+  & AmqpIngressMetrics & RetentionMetrics & RoutingCounters & FailoverCounters & RecordMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
   rateLimited(client: string, ingress: 'http' | 'amqp'): void;
+  storeError(operation: string): void;
 };
 
 export interface DaemonDeps {
@@ -104,11 +112,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   }
 
   let storeOpen = true;
-  const store = await openStore(config.store, clock, log, (e) => {
+  const opened = await openStore(config.store, config.records !== undefined, clock, log, (e) => {
     storeOpen = false;
     log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
     deps.onFatal?.(e);
   });
+  const store = deps.metrics ? countStoreErrors(opened, (operation) => deps.metrics?.storeError(operation)) : opened;
 
   const amqpEvents = eventPublisherFor(config.amqp, { clock, log: log.child({ component: 'amqp-events' }) });
   const webhookClients = config.clients.flatMap((c): EventClient[] => {
@@ -237,6 +246,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
   });
   warnIfOpenFilesShort(config, log);
+  const records = config.records && new RecordWriter({
+    store, file: new RecordFile(config.records.path), clock, log: log.child({ component: 'records' }), warnings, ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
 
   // store.retentionDays 0 keeps everything.
   const retention = config.store.retentionDays > 0
@@ -252,6 +264,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   parking.start();
   retention?.start();
   events.start();
+  records?.start();
   // Neither waits for the broker: both connect, and reconnect, in the background.
   amqpEvents?.start();
   amqpIngress?.start();
@@ -289,6 +302,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     },
     upstreams: () => availability.view(),
     ...(metricsHttp ? { metricsHttp } : {}),
+    reopenRecords: () => records?.reopen(),
+    pendingRecords: () => store.pendingRecords(),
     health,
     reloadClients(clients) {
       authenticator.replace(clients);
@@ -319,6 +334,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await settled;
         // Last: receipts that arrived while the binds drained have their events queued by now.
         await events.stop();
+        // The records of what the drained binds and the events settled last, written before the store closes.
+        await records?.stop();
         await amqpEvents?.stop();
         await retentionStopped;
         await moFlushed;
@@ -356,18 +373,18 @@ function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; 
 }
 
 /** The configured store, open. A PostgreSQL store is for several instances sharing one queue. */
-async function openStore(config: StoreConfig, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
+async function openStore(config: StoreConfig, records: boolean, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
   if (config.kind === 'postgres') {
     const { PostgresStore } = await import('../store/postgres/postgres-store.js');
-    const store = await PostgresStore.open({ url: config.url, schema: config.schema, instanceId: config.instanceId, leaseMs: config.leaseSeconds * 1000, clock });
+    const store = await PostgresStore.open({ url: config.url, schema: config.schema, instanceId: config.instanceId, leaseMs: config.leaseSeconds * 1000, records, clock });
     // Never the URL: it holds the password.
-    log.info({ event: 'store_open', kind: 'postgres', schema: config.schema, instanceId: config.instanceId }, 'store open');
+    log.info({ event: 'store_open', kind: 'postgres', schema: config.schema, instanceId: config.instanceId, records }, 'store open');
     return store;
   }
   const { path, fsync, thread } = config;
   const store = thread === 'worker'
-    ? await SqliteWorkerStore.open({ path, fsync }, { onFatal })
-    : await SqliteStore.open({ path, fsync, clock });
-  log.info({ event: 'store_open', kind: 'sqlite', path, fsync, thread }, 'store open');
+    ? await SqliteWorkerStore.open({ path, fsync, records }, { onFatal })
+    : await SqliteStore.open({ path, fsync, records, clock });
+  log.info({ event: 'store_open', kind: 'sqlite', path, fsync, thread, records }, 'store open');
   return store;
 }
