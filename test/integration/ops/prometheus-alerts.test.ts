@@ -24,7 +24,7 @@ interface Rule {
 const rulesPath = join(dirname(fileURLToPath(import.meta.url)), '../../../config/prometheus-alerts.yaml');
 const rules = (parse(readFileSync(rulesPath, 'utf8')) as { groups: Array<{ name: string; rules: Rule[] }> }).groups.flatMap((g) => g.rules);
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
-const NO_PROMTOOL = 'promtool is not on PATH: install it (Debian: apt-get install prometheus) to check the rules and run their tests';
+const NO_PROMTOOL = 'promtool is not on PATH: install it (Debian: apt-get install prometheus; .ci/run does it) to check the rules and run their tests';
 if (!hasPromtool) {
   // eslint-disable-next-line no-console -- a skipped check's one line about why it did not run
   console.log(`config/prometheus-alerts.yaml: ${NO_PROMTOOL}`);
