@@ -13,9 +13,10 @@ Runs the daemon: the store, the bind pool of every upstream, the dispatcher and 
 (http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
 same process (the demo: npm start).
 SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once. SIGHUP reloads
-clients, tokens and rate limits from the file, and opens the records file (records.path) again. An exception or a promise rejection nothing handled is logged
-(one line, level fatal, event 'fatal') and ends the process. Exit codes: 0 stopped; 1 failed
-while running (the store, or a fault); 2 usage; 78 the configuration does not load.`;
+clients, tokens and rate limits from the file, and opens the records file (records.path) again.
+An exception or a promise rejection nothing handled is logged (one line, level fatal, event
+'fatal') and ends the process. Exit codes: 0 stopped; 1 failed while running (the store, or a
+fault); 2 usage; 78 the configuration does not load.`;
 
 /**
  * sysexits.h EX_CONFIG: the configuration does not load. systemd's unit lists it in

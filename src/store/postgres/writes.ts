@@ -1,8 +1,8 @@
 /**
  * The writes of a transaction's status changes, gathered and sent as one statement. A status
  * change works on locked rows in memory (`part-status.ts`) and says which rows it changed, which
- * receipts, events, records and parked receipts it adds or removes; the transaction (`db.ts`) sends them
- * all before its next statement and before COMMIT. One round trip instead of one per row: a
+ * receipts, events, records and parked receipts it adds or removes; the transaction (`db.ts`)
+ * sends them all before its next statement and before COMMIT. One round trip instead of one per row: a
  * submit outcome with its event is one statement, and so is expiring a thousand messages.
  *
  * Each changed row is written once, with its values at the time of the flush. Batch counters go
