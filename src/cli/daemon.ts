@@ -7,11 +7,10 @@ import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RepeatingTask } from '../core/repeating-task.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
-import type { AdminConfig, ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
+import type { AdminConfig, ClientConfig, SmppdConfig } from '../config/schema.js';
 import type { AdminStatus } from '../dispatch/admin-status.js';
 import type { Suspensions } from '../dispatch/suspensions.js';
 import { Acceptor } from '../dispatch/accept.js';
-import type { ComposeSettings } from '../dispatch/compose.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher, type DispatchCounters } from '../dispatch/dispatcher.js';
 import { Failover, type FailoverCounters } from '../dispatch/failover.js';
@@ -25,6 +24,8 @@ import { EventDispatcher, noEventMetrics, type EventClient, type EventMetrics } 
 import { withAmqpEvents } from '../events/amqp-event-clients.js';
 import { eventPublisherFor } from '../events/amqp-event-publisher.js';
 import { WebhookClient } from '../events/webhook-client.js';
+import { RecordFile } from '../events/record-file.js';
+import { RecordWriter, type RecordMetrics } from '../events/record-writer.js';
 import { ClientRateLimiter } from '../api/client-rate-limiter.js';
 import {
   Authenticator, buildHttpServer, buildMetricsServer, listenerSettings, type HttpListenerMetrics, type HttpMetricsSource,
@@ -37,13 +38,12 @@ import { Pool } from '../smpp/pool.js';
 import { SmscSimulator } from '../simulator/simulator.js';
 import { identify, identifyFor } from '../sms/identify.js';
 import type { SmppdError } from '../core/errors.js';
+import { countStoreErrors } from '../store/count-store-errors.js';
 import type { OutboxDepth } from '../store/outbox.js';
-import type { Store } from '../store/store.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
 import { version } from './version.js';
 import { adminParts } from './admin-api.js';
-import { dispatcherUpstream, upstreamSettings } from './engine-settings.js';
+import { clientMaxQueued, clientWeights, composeSettings, dispatcherUpstream, drainPerSecond, upstreamSettings } from './engine-settings.js';
+import { openStore } from './open-store.js';
 import { warnIfOpenFilesShort } from './open-files.js';
 
 /** How often the store is asked for incomplete MO messages that waited too long (`Deliveries.flushStaleInbound`). */
@@ -63,6 +63,10 @@ export interface RunningDaemon {
   upstreams(): UpstreamAvailabilityView[];
   /** Where GET /metrics listens when `metrics.listen` moved it off the HTTP port. */
   metricsHttp?: { host: string; port: number };
+  /** SIGHUP: the records file (`records.path`) is opened again for the next records, after logrotate moved it. */
+  reopenRecords(): void;
+  /** Message records queued and not yet written (metrics). */
+  pendingRecords(): Promise<number>;
   /**
    * SIGHUP: new clients, tokens, senders and rate limits for the next requests, with their caps
    * on queued parts (`maxQueued`) and their weights for the next claims; binds, queue and webhooks
@@ -82,9 +86,10 @@ export interface RunningDaemon {
 
 /** What the daemon records and serves (the observability layer's `Metrics`). */
 export type DaemonMetrics = EngineMetrics & EventMetrics & DeliveryCounters & DispatchCounters & ParkingCounters & HttpMetricsSource & HttpListenerMetrics
-  & AmqpIngressMetrics & RetentionMetrics & RoutingCounters & FailoverCounters & {
+  & AmqpIngressMetrics & RetentionMetrics & RoutingCounters & FailoverCounters & RecordMetrics & {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
   rateLimited(client: string, ingress: 'http' | 'amqp'): void;
+  storeError(operation: string): void;
 };
 
 export interface DaemonDeps {
@@ -113,11 +118,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   }
 
   let storeOpen = true;
-  const store = await openStore(config.store, clock, log, (e) => {
+  const opened = await openStore(config.store, config.records !== undefined, clock, log, (e) => {
     storeOpen = false;
     log.error({ event: 'store_failed', err: e }, 'the store stopped working; nothing more can be accepted or recorded');
     deps.onFatal?.(e);
   });
+  const store = deps.metrics ? countStoreErrors(opened, (operation) => deps.metrics?.storeError(operation)) : opened;
 
   const amqpEvents = eventPublisherFor(config.amqp, { clock, log: log.child({ component: 'amqp-events' }) });
   const webhookClients = config.clients.flatMap((c): EventClient[] => {
@@ -251,6 +257,9 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     ...(admin.http ? { admin: admin.http } : {}),
   });
   warnIfOpenFilesShort(config, log);
+  const records = config.records && new RecordWriter({
+    store, file: new RecordFile(config.records.path), clock, log: log.child({ component: 'records' }), warnings, ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
 
   // store.retentionDays 0 keeps everything.
   const retention = config.store.retentionDays > 0
@@ -269,6 +278,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   parking.start();
   retention?.start();
   events.start();
+  records?.start();
   // Neither waits for the broker: both connect, and reconnect, in the background.
   amqpEvents?.start();
   amqpIngress?.start();
@@ -306,6 +316,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     },
     upstreams: () => availability.view(),
     ...(metricsHttp ? { metricsHttp } : {}),
+    reopenRecords: () => records?.reopen(),
+    pendingRecords: () => store.pendingRecords(),
     health,
     suspensions: admin.suspensions,
     adminStatus: () => admin.status(),
@@ -344,6 +356,8 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await settled;
         // Last: receipts that arrived while the binds drained have their events queued by now.
         await events.stop();
+        // The records of what the drained binds and the events settled last, written before the store closes.
+        await records?.stop();
         await amqpEvents?.stop();
         await retentionStopped;
         await moFlushed;
@@ -357,42 +371,4 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       return stopping;
     },
   };
-}
-
-/** Parts a second the upstreams that send can take at most, for Retry-After; 0 (no limit) when one is unpaced. */
-function drainPerSecond(upstreams: SmppdConfig['upstreams']): number {
-  const senders = upstreams.filter((u) => u.bindMode !== 'receiver');
-  return senders.some((u) => u.ratePerBind === 0) ? 0 : senders.reduce((sum, u) => sum + u.ratePerBind * u.binds, 0);
-}
-
-function composeSettings(u: SmppdConfig['upstreams'][number]): ComposeSettings {
-  return {
-    defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
-    udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
-  };
-}
-
-function clientMaxQueued(clients: readonly ClientConfig[]): Map<string, number> {
-  return new Map(clients.flatMap((c) => (c.maxQueued === undefined ? [] : [[c.name, c.maxQueued] as const])));
-}
-
-function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; weight: number }> {
-  return clients.map((c) => ({ name: c.name, weight: c.weight }));
-}
-
-/** The configured store, open. A PostgreSQL store is for several instances sharing one queue. */
-async function openStore(config: StoreConfig, clock: Clock, log: Log, onFatal: (e: SmppdError) => void): Promise<Store> {
-  if (config.kind === 'postgres') {
-    const { PostgresStore } = await import('../store/postgres/postgres-store.js');
-    const store = await PostgresStore.open({ url: config.url, schema: config.schema, instanceId: config.instanceId, leaseMs: config.leaseSeconds * 1000, clock });
-    // Never the URL: it holds the password.
-    log.info({ event: 'store_open', kind: 'postgres', schema: config.schema, instanceId: config.instanceId }, 'store open');
-    return store;
-  }
-  const { path, fsync, thread } = config;
-  const store = thread === 'worker'
-    ? await SqliteWorkerStore.open({ path, fsync }, { onFatal })
-    : await SqliteStore.open({ path, fsync, clock });
-  log.info({ event: 'store_open', kind: 'sqlite', path, fsync, thread }, 'store open');
-  return store;
 }

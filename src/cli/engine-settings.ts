@@ -1,4 +1,5 @@
-import type { UpstreamConfig } from '../config/schema.js';
+import type { ClientConfig, SmppdConfig, UpstreamConfig } from '../config/schema.js';
+import type { ComposeSettings } from '../dispatch/compose.js';
 import type { BindSettings } from '../smpp/bind.js';
 import { buildStatusTable } from '../smpp/command-status.js';
 import type { UpstreamSettings } from '../smpp/upstream-pool.js';
@@ -59,4 +60,25 @@ export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
  */
 export function dispatcherUpstream(u: UpstreamConfig, settings: UpstreamSettings = upstreamSettings(u)): DispatcherUpstream {
   return { name: u.name, maxInPool: Math.min(u.window * u.binds * 2, settings.maxQueued), onUncertain: u.onUncertain };
+}
+
+/** Parts a second the upstreams that send can take at most, for Retry-After; 0 (no limit) when one is unpaced. */
+export function drainPerSecond(upstreams: SmppdConfig['upstreams']): number {
+  const senders = upstreams.filter((u) => u.bindMode !== 'receiver');
+  return senders.some((u) => u.ratePerBind === 0) ? 0 : senders.reduce((sum, u) => sum + u.ratePerBind * u.binds, 0);
+}
+
+export function composeSettings(u: SmppdConfig['upstreams'][number]): ComposeSettings {
+  return {
+    defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
+    udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
+  };
+}
+
+export function clientMaxQueued(clients: readonly ClientConfig[]): Map<string, number> {
+  return new Map(clients.flatMap((c) => (c.maxQueued === undefined ? [] : [[c.name, c.maxQueued] as const])));
+}
+
+export function clientWeights(clients: readonly ClientConfig[]): Array<{ name: string; weight: number }> {
+  return clients.map((c) => ({ name: c.name, weight: c.weight }));
 }

@@ -13,9 +13,10 @@ Runs the daemon: the store, the bind pool of every upstream, the dispatcher and 
 (http.listen). With 'simulator.enabled' in the config, the built-in SMSC simulator runs in the
 same process (the demo: npm start).
 SIGTERM/SIGINT stop it gracefully (drain, unbind); a second signal exits at once. SIGHUP reloads
-clients, tokens and rate limits from the file. An exception or a promise rejection nothing handled is logged
-(one line, level fatal, event 'fatal') and ends the process. Exit codes: 0 stopped; 1 failed
-while running (the store, or a fault); 2 usage; 78 the configuration does not load.`;
+clients, tokens and rate limits from the file, and opens the records file (records.path) again.
+An exception or a promise rejection nothing handled is logged (one line, level fatal, event
+'fatal') and ends the process. Exit codes: 0 stopped; 1 failed while running (the store, or a
+fault); 2 usage; 78 the configuration does not load.`;
 
 /**
  * sysexits.h EX_CONFIG: the configuration does not load. systemd's unit lists it in
@@ -79,6 +80,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     readOutbox: async () => (await daemon?.outboxDepth()) ?? [],
     readQueue: async () => (await daemon?.queue()) ?? { queued: 0, inflight: 0, parked: 0 },
     readUpstreams: () => daemon?.upstreams() ?? [],
+    ...(config.records ? { readRecords: async () => (await daemon?.pendingRecords()) ?? 0 } : {}),
   });
 
   try {
@@ -122,8 +124,10 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     process.on('SIGINT', onSignal);
     // SIGHUP: clients, tokens and rate limits again from the file, with their maxQueued and weight;
     // binds, queue and webhooks carry on. A file that no longer loads changes nothing (the problems are logged).
+    // The records file is opened again whatever the file holds: logrotate has moved it.
     process.on('SIGHUP', () => {
       if (stopping) return;
+      running.reopenRecords();
       void loadConfigFile(configPath, process.env).then((next) => {
         running.reloadClients(next.clients);
         running.reloadAdmins(next.admin);

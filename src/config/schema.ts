@@ -121,6 +121,16 @@ const metricsSchema = z.strictObject({
   listen: nonEmpty().refine((l) => parseListen(l) !== null, { error: 'must be host:port, e.g. 127.0.0.1:9464, with a port of 0–65535' }).optional(),
 }, { error: 'must be a mapping' }).default({});
 
+/**
+ * The per-message records (docs/records.md): one JSON line per message that reached its final
+ * status, appended to `path` after the commit; the file is opened again at SIGHUP (logrotate).
+ * Absent: none is written, and the store queues none.
+ */
+const recordsSchema = z.strictObject({
+  /** The file, created when missing; relative to the config file's folder. With several instances on one store, each its own. */
+  path: nonEmpty(),
+}, { error: 'must be a mapping' });
+
 const limitsSchema = z.strictObject({
   /**
    * Queued parts of all clients, at most: a send or a sendbulk upload (all its parts, counted
@@ -162,6 +172,7 @@ export const configSchema = z.strictObject({
   store: storeSchema,
   limits: limitsSchema,
   metrics: metricsSchema,
+  records: recordsSchema.optional(),
   /** The RabbitMQ queue ingress and event publisher (amqp-schema.ts). Default: none. */
   amqp: amqpSchema.optional(),
 }, { error: 'the configuration must be a YAML mapping' }).superRefine((c, ctx) => {
@@ -223,6 +234,11 @@ export type LimitsConfig = ParsedConfig['limits'];
 /** `metrics.listen` split into host and port when given. */
 export interface MetricsConfig {
   listen?: { host: string; port: number };
+}
+
+/** The records section with its path resolved against the config file's folder. */
+export interface RecordsConfig {
+  path: string;
 }
 
 /** A client's webhook with its secret and CA file read. */
@@ -308,6 +324,8 @@ export interface SmppdConfig {
   limits: LimitsConfig;
   /** Absent: /metrics on the HTTP port. */
   metrics?: MetricsConfig;
+  /** Absent: no records file, none queued. */
+  records?: RecordsConfig;
   /** Absent: no queue ingress, no events to an exchange. */
   amqp?: AmqpConfig;
 }

@@ -1,36 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BindReading, OutboxReading, QueueReading } from './metric-readings.js';
 
-/** Per-bind readings taken at scrape time (the pool's `stats()`). */
-export interface BindReading {
-  id: string;
-  upstream: string;
-  state: string;
-  outstanding: number;
-  /** Slots of answers not stored yet: taken, though nothing is outstanding in them. */
-  held: number;
-  window: number;
-  rate: number;
-  tokens: number;
-  submitted: number;
-  throttleEpisodes: number;
-  reconnects: number;
-}
-
-/** Outbox events per client (the store's `outboxDepth()`), read at scrape time. */
-export interface OutboxReading {
-  client: string;
-  pending: number;
-  dead: number;
-}
-
-/** The store's queue, read at scrape time. */
-export interface QueueReading {
-  queued: number;
-  inflight: number;
-  parked: number;
-  /** Per upstream: seconds the first part a claim would take has been ready (0 when none is). */
-  lagSeconds?: Record<string, number>;
-}
+export type { BindReading, OutboxReading, QueueReading } from './metric-readings.js';
 
 const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
 
@@ -69,6 +40,9 @@ export class Metrics {
   readonly #routed: Counter<'route' | 'upstream'>;
   readonly #routeFailovers: Counter<'route' | 'from' | 'to'>;
   readonly #failoverMoved: Counter<'from' | 'to'>;
+  readonly #storeErrors: Counter<'operation'>;
+  readonly #recordsWritten: Counter;
+  readonly #recordWriteErrors: Counter;
 
   constructor(
     readBinds: () => BindReading[],
@@ -76,6 +50,8 @@ export class Metrics {
       processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]>; readQueue?: () => Promise<QueueReading>;
       /** Each upstream: available while a bind of it is bound (and not suspended); suspended by an operator. */
       readUpstreams?: () => ReadonlyArray<{ name: string; available: boolean; suspended?: boolean }>;
+      /** Message records queued and not yet written (every instance's, on a shared store). */
+      readRecords?: () => Promise<number>;
     } = {},
   ) {
     const r = this.registry;
@@ -181,6 +157,19 @@ export class Metrics {
       name: 'smppd_store_pruned_total', help: 'rows the retention sweep deleted, older than store.retentionDays and finished with: message (with its parts and receipts), batch (with its schedule), inbound; and idempotency_key (expired)',
       labelNames: ['kind'], registers: [r],
     });
+    this.#storeErrors = new Counter({
+      name: 'smppd_store_errors_total', help: 'store calls that failed (the database unreachable or refusing, a disk full), by the store method that failed',
+      labelNames: ['operation'], registers: [r],
+    });
+    this.#recordsWritten = new Counter({ name: 'smppd_records_written_total', help: 'message records appended to records.path (a line repeated after a crash counts again)', registers: [r] });
+    this.#recordWriteErrors = new Counter({ name: 'smppd_record_write_errors_total', help: 'appends to records.path that failed (the records stay queued and are written again)', registers: [r] });
+    const readRecords = options.readRecords;
+    if (readRecords) {
+      new Gauge({
+        name: 'smppd_records_pending', help: 'message records queued in the store and not yet written to records.path', registers: [r],
+        async collect() { this.set(await readRecords()); },
+      });
+    }
     const readQueue = options.readQueue;
     if (readQueue) {
       new Gauge({
@@ -364,6 +353,20 @@ export class Metrics {
   /** `RetentionMetrics` of the retention sweep: kind is message, batch or inbound. */
   storePruned(kind: string, count: number): void {
     this.#pruned.inc({ kind }, count);
+  }
+
+  /** A store call that failed, by its method (`accept`, `claim`, …). */
+  storeError(operation: string): void {
+    this.#storeErrors.inc({ operation });
+  }
+
+  /** `RecordMetrics` of the records writer. */
+  recordsWritten(count: number): void {
+    this.#recordsWritten.inc(count);
+  }
+
+  recordWriteFailed(): void {
+    this.#recordWriteErrors.inc();
   }
 
   /** The exposition text and its content type, for GET /metrics. */

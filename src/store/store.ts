@@ -18,6 +18,7 @@
  * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats;
  * - `UpstreamSuspensions` (upstream-suspensions.ts): upstreams an operator suspended;
  * - `MessageSearch` (message-search.ts): messages found across clients, and one message's story.
+ * - `MessageRecords` (message-records.ts): the records of messages that became final, queued for their file.
  *
  * Every write method resolves only after its transaction is committed (group commit: writes
  * that arrive within a few milliseconds share one transaction). Reads see every write whose
@@ -30,6 +31,7 @@ import type { EventResends } from './event-resends.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { InboundMessages } from './inbound.js';
 import type { MessageIntake } from './intake.js';
+import type { MessageRecords } from './message-records.js';
 import type { EventOutbox } from './outbox.js';
 import type { ReceiptMatching } from './receipts.js';
 import type { MessageRerouting } from './rerouting.js';
@@ -40,7 +42,8 @@ import type { UpstreamSuspensions } from './upstream-suspensions.js';
 
 export interface Store extends
   MessageIntake, SubmitClaims, ReceiptMatching, InboundMessages, BatchesAndSchedules,
-  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys, UpstreamSuspensions, MessageSearch {
+  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys, UpstreamSuspensions, MessageSearch,
+  MessageRecords {
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

@@ -112,7 +112,7 @@ abstract class Runner implements Queryable {
  */
 export class Tx extends Runner {
   readonly #client: pg.PoolClient;
-  readonly writes = new PendingWrites();
+  readonly writes: PendingWrites;
   /**
    * Statements sent whose results nobody reads (BEGIN, a flush of the writes, `send`): the next
    * statement's result waits for them and fails with the first of their errors.
@@ -127,9 +127,10 @@ export class Tx extends Runner {
   /** The first statement that failed other than by the server's answer (`clientFailed`). */
   #clientError: unknown = undefined;
 
-  constructor(client: pg.PoolClient, names: StatementNames) {
+  constructor(client: pg.PoolClient, names: StatementNames, keepsRecords: boolean) {
     super(names);
     this.#client = client;
+    this.writes = new PendingWrites(keepsRecords);
   }
 
   /** Sends a statement now; its error, if any, is the next statement's (or COMMIT's). */
@@ -248,12 +249,15 @@ export class Db {
   readonly #pool: pg.Pool;
   readonly #names = new StatementNames();
   readonly #direct: PoolRunner;
+  readonly #keepsRecords: boolean;
   #commits = 0;
   #retries = 0;
 
-  constructor(pool: pg.Pool) {
+  /** `keepsRecords`: whether a message that becomes final in a transaction queues its record (`message-records.ts`). */
+  constructor(pool: pg.Pool, keepsRecords = false) {
     this.#pool = pool;
     this.#direct = new PoolRunner(pool, this.#names);
+    this.#keepsRecords = keepsRecords;
   }
 
   get stats(): DbStats {
@@ -309,7 +313,7 @@ export class Db {
   async #once<T>(fn: (tx: Tx) => Promise<T>, begin: string, count = true): Promise<T> {
     const client = await this.#pool.connect();
     let broken = false;
-    const tx = new Tx(client, this.#names);
+    const tx = new Tx(client, this.#names, this.#keepsRecords);
     try {
       tx.begin(begin);
       try {

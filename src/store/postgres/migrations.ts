@@ -15,6 +15,7 @@ import type pg from 'pg';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
 import { PG_ADMIN_MIGRATION } from './admin.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
+import { PG_RECORDS_MIGRATION } from './message-records.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -348,6 +349,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
   },
   PG_IDEMPOTENCY_MIGRATION,
   PG_ADMIN_MIGRATION,
+  PG_RECORDS_MIGRATION,
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -78,6 +78,7 @@ export function settleLoaded(tx: Tx, state: MessageState, cause: StatusCause, ch
   if (settled.countIn !== null) tx.writes.countProcessed(settled.countIn, settled.at);
   tx.writes.message(state.message);
   if (settled.event) tx.writes.statusEvent(state.message, settled.event, settled.at);
+  if (settled.becameFinal) tx.writes.record(state.message, settled.at);
   return settled.changed;
 }
 

@@ -24,13 +24,18 @@ export interface PostgresStoreOptions {
   leaseMs?: number;
   /** Connections in the pool. Default 10. 1–1000. One more is held for the instance lock. */
   poolSize?: number;
+  /**
+   * Whether a message that becomes final queues its record (`MessageRecords`, `records.path`).
+   * Default false: none is queued.
+   */
+  records?: boolean;
   /** Read for the time of the outbox leases given back at open; nothing else. Default the system clock. */
   clock?: Clock;
 }
 
 export const DEFAULT_LEASE_MS = 300_000;
 
-/** The options with their defaults; throws INTERNAL for one out of its range (the config validates them first). */
+/** The options with their defaults, checked: an SmppdError (INTERNAL) names the first that is wrong. */
 export function checkedOptions(options: PostgresStoreOptions): { schema: string; leaseMs: number; poolSize: number } {
   const schema = options.schema ?? 'smppd';
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;

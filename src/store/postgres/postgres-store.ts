@@ -11,7 +11,8 @@
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
  * - the parts of one MO message on different instances: `inbound-parts.ts` (an advisory lock per message);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
- * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances).
+ * - the outbox: `event-delivery.ts` (SKIP LOCKED, the head-of-message rule across instances);
+ * - the record queue: `message-records.ts` (each record claimed by one instance, with a lease).
  *
  * Each write is one transaction on a pooled connection (a claim, an event claim: one statement),
  * committed before its promise resolves. The writes of every message — accepts of single
@@ -29,9 +30,10 @@ import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { MessageRecord } from '../message-records.js';
+import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
-import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
@@ -48,6 +50,7 @@ import {
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import type { InstanceLock } from './locks.js';
+import { dropRecords, pendingRecords, takeRecords } from './message-records.js';
 import { recordInbound } from './outbox.js';
 import { connectStore } from './postgres-connect.js';
 import type { PostgresStoreOptions } from './postgres-store-options.js';
@@ -57,6 +60,7 @@ import { move, movable } from './rerouting.js';
 import { pruneFinished } from './retention.js';
 import { applyStatusWrites, statusWriteKeys, type StatusWrite, type StatusWriteResult } from './status-writes.js';
 import { expire, recoverInflight, renewLeases, type InstanceContext, type Policies } from './submit.js';
+import { Underway } from './underway.js';
 import { WriteBatcher, type WriteBatcherStats } from './write-batcher.js';
 
 export type { PostgresStoreOptions } from './postgres-store-options.js';
@@ -66,12 +70,6 @@ export type { PostgresStoreOptions } from './postgres-store-options.js';
 // few milliseconds.
 const BATCH_CONCURRENCY = 2;
 const MAX_BATCH = 500;
-
-export interface PostgresStoreStats extends DbStats {
-  /** The group commits of accepts, and of submit outcomes with receipts. */
-  accepts: WriteBatcherStats;
-  statusWrites: WriteBatcherStats;
-}
 
 export class PostgresStore implements Store {
   readonly #db: Db;
@@ -83,12 +81,12 @@ export class PostgresStore implements Store {
   readonly #accepts: WriteBatcher<AcceptRequest, Accepted>;
   readonly #statusWrites: WriteBatcher<StatusWrite, StatusWriteResult>;
   /** Transactions under way outside the batchers: `close` waits for them. */
-  readonly #underway = new Set<Promise<unknown>>();
+  readonly #underway = new Underway();
   #closed = false;
 
-  private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number) {
+  private constructor(pool: pg.Pool, lock: InstanceLock, ctx: InstanceContext, leaseMs: number, records: boolean) {
     this.#pool = pool;
-    this.#db = new Db(pool);
+    this.#db = new Db(pool, records);
     this.#lock = lock;
     this.#ctx = ctx;
     this.leaseMs = leaseMs;
@@ -104,7 +102,7 @@ export class PostgresStore implements Store {
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const c = await connectStore(options);
-    const store = new PostgresStore(c.pool, c.lock, c.ctx, c.leaseMs);
+    const store = new PostgresStore(c.pool, c.lock, c.ctx, c.leaseMs, options.records === true);
     try {
       await releaseLeases(store.#db.direct, options.instanceId, (options.clock ?? new SystemClock()).wallNow());
       await releasePendingKeys(store.#db.direct, options.instanceId);
@@ -116,8 +114,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Transactions committed so far, those run again after a deadlock, and the group commits: for metrics and tests. */
-  get stats(): PostgresStoreStats {
+  /** Transactions committed, those run again after a deadlock, and the group commits (accepts; submit outcomes with receipts): for metrics and tests. */
+  get stats(): DbStats & { accepts: WriteBatcherStats; statusWrites: WriteBatcherStats } {
     return { ...this.#db.stats, accepts: this.#accepts.stats, statusWrites: this.#statusWrites.stats };
   }
 
@@ -149,7 +147,7 @@ export class PostgresStore implements Store {
 
   async claim(upstream: string, now: number, take: number | ClaimShares): Promise<ClaimedMessage[]> {
     await this.#ensureLock();
-    return this.#track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, take, now + this.leaseMs)));
+    return this.#underway.track(this.#db.statement((db) => claim(db, this.#ctx.instanceId, upstream, now, take, now + this.leaseMs)));
   }
 
   async recordSubmit(messageId: string, results: PartResult[], now: number): Promise<void> {
@@ -270,7 +268,7 @@ export class PostgresStore implements Store {
 
   async claimEvents(client: string, now: number, limit: number, leaseUntil: number): Promise<OutboxEvent[]> {
     this.#open();
-    return this.#track(this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil, now + this.leaseMs)));
+    return this.#underway.track(this.#db.statement((db) => claimEvents(db, this.#ctx.instanceId, client, now, limit, leaseUntil, now + this.leaseMs)));
   }
 
   /** As `renewLeases`, for the events this instance has claimed. */
@@ -281,7 +279,7 @@ export class PostgresStore implements Store {
   /** The events of other instances that are gone (lease ended, instance lock free) are due again. */
   recoverAbandonedEvents(now: number): Promise<number> {
     this.#open();
-    return this.#track(this.#db.statement((db) => recoverAbandonedEvents(db, this.#ctx.instanceId, now, this.#ctx.spaces.instance)));
+    return this.#underway.track(this.#db.statement((db) => recoverAbandonedEvents(db, this.#ctx.instanceId, now, this.#ctx.spaces.instance)));
   }
 
   settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
@@ -328,6 +326,18 @@ export class PostgresStore implements Store {
     return this.#readTx((tx) => messageStory(tx, messageId));
   }
 
+  takeRecords(limit: number, now: number): Promise<MessageRecord[]> {
+    return this.#tx((tx) => takeRecords(tx, this.#ctx.instanceId, limit, now, now + this.leaseMs));
+  }
+
+  dropRecords(seqs: readonly number[]): Promise<number> {
+    return this.#tx((tx) => dropRecords(tx, seqs));
+  }
+
+  pendingRecords(): Promise<number> {
+    return this.#read((db) => pendingRecords(db));
+  }
+
   /**
    * Refuses new writes, waits for the writes called before (committed or failed) and the
    * queries under way, closes the pool and lets go of the instance lock.
@@ -336,7 +346,7 @@ export class PostgresStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([this.#accepts.drained(), this.#statusWrites.drained()]);
-    await Promise.allSettled([...this.#underway]);
+    await this.#underway.settled();
     await this.#pool.end();
     await this.#lock.release();
   }
@@ -347,15 +357,9 @@ export class PostgresStore implements Store {
 
   #tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new SmppdError(ErrorCode.INTERNAL, 'the store is closed'));
-    return this.#track(this.#db.transaction(fn));
+    return this.#underway.track(this.#db.transaction(fn));
   }
 
-  #track<T>(done: Promise<T>): Promise<T> {
-    this.#underway.add(done);
-    const forget = () => { this.#underway.delete(done); };
-    done.then(forget, forget);
-    return done;
-  }
 
   /**
    * A renewal of this instance's leases, after the instance lock is taken again if its connection
@@ -363,17 +367,13 @@ export class PostgresStore implements Store {
    */
   async #renew(fn: (db: Queryable, renewBefore: number, leaseUntil: number) => Promise<number>, now: number): Promise<number> {
     await this.#ensureLock();
-    return this.#track(this.#db.statement((db) => fn(db, now + this.leaseMs / 2, now + this.leaseMs)));
+    return this.#underway.track(this.#db.statement((db) => fn(db, now + this.leaseMs / 2, now + this.leaseMs)));
   }
 
   /** The instance lock, taken again if its connection was lost, before this instance claims parts. */
   async #ensureLock(): Promise<void> {
     this.#open();
-    try {
-      await this.#lock.ensure();
-    } catch (e) {
-      throw asStoreError(e, 'cannot take the instance lock again');
-    }
+    await this.#lock.ensure().catch((e: unknown) => { throw asStoreError(e, 'cannot take the instance lock again'); });
     this.#open();
   }
 

@@ -6,9 +6,10 @@
  * Several instances sweep at once, beside the hot path, and nothing here waits for a lock: a row
  * another transaction holds is skipped (SKIP LOCKED, `pg_try_advisory_xact_lock`) and left to the
  * next sweep. What the window saw is checked again after the locks, by a statement of its own (a
- * newer snapshot): every writer of a message's parts and events holds the message's row lock
- * (`part-status.ts`, `outbox.ts`), and every change of a batch, of its schedule and every append
- * to it holds the batch's gate (`locks.ts`), so what the check sees cannot change before COMMIT.
+ * newer snapshot): every writer of a message's parts, events and record holds the message's row
+ * lock (`part-status.ts`, `outbox.ts`), and every change of a batch, of its schedule and every
+ * append to it holds the batch's gate (`locks.ts`), so what the check sees cannot change before
+ * COMMIT (a record written and dropped meanwhile only keeps its message for the next sweep).
  * A row is locked only after the lock it waits behind, so the sweep takes part in no deadlock.
  */
 import type { PruneCounts, PruneCursor, PruneTable } from '../retention.js';
@@ -27,7 +28,8 @@ const MESSAGE_FINISHED = `m.updated_at < $1
     AND ${receiptNoLongerExpected('$1')}
     AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.message_id = m.id AND p.state <> 'done')
     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.message_id = m.id AND o.state IN ('pending', 'blocked'))
-    AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.message_id = m.id AND o.state = 'dead')`;
+    AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.message_id = m.id AND o.state = 'dead')
+    AND NOT EXISTS (SELECT 1 FROM message_records q WHERE q.message_id = m.id)`;
 const BATCH_FINISHED = `NOT EXISTS (SELECT 1 FROM messages m WHERE m.batch_id = b.id)
     AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.batch_id = b.id AND s.state = 'scheduled')`;
 const INBOUND_FINISHED = 'NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbound_id = i.id)';

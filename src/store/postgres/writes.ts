@@ -1,8 +1,8 @@
 /**
  * The writes of a transaction's status changes, gathered and sent as one statement. A status
  * change works on locked rows in memory (`part-status.ts`) and says which rows it changed, which
- * receipts, events and parked receipts it adds or removes; the transaction (`db.ts`) sends them
- * all before its next statement and before COMMIT. One round trip instead of one per row: a
+ * receipts, events, records and parked receipts it adds or removes; the transaction (`db.ts`)
+ * sends them all before its next statement and before COMMIT. One round trip instead of one per row: a
  * submit outcome with its event is one statement, and so is expiring a thousand messages.
  *
  * Each changed row is written once, with its values at the time of the flush. Batch counters go
@@ -17,6 +17,13 @@ import { plannedEachRun } from './statements.js';
 interface EventInsert {
   route: { client: string; upstream: string };
   payload: StatusEventPayload;
+  at: number;
+}
+
+interface RecordInsert {
+  messageId: string;
+  status: string;
+  reason: string | null;
   at: number;
 }
 
@@ -69,9 +76,15 @@ export const FLUSH_SQL = plannedEachRun(`WITH
     UPDATE batches b SET processed = b.processed + u.n, updated_at = $37
     FROM unnest($35::bigint[], $36::int[]) AS u(id, n)
     WHERE b.id = u.id
+    RETURNING 1),
+  wq AS (
+    INSERT INTO message_records (message_id, status, reason, at)
+    SELECT u.message_id, u.status, u.reason, u.at
+    FROM unnest($38::text[], $39::text[], $40::text[], $41::bigint[]) WITH ORDINALITY AS u(message_id, status, reason, at, n)
+    ORDER BY u.n
     RETURNING 1)
   SELECT (SELECT count(*) FROM wp) + (SELECT count(*) FROM wm) + (SELECT count(*) FROM wr) + (SELECT count(*) FROM wo)
-    + (SELECT count(*) FROM wk) + (SELECT count(*) FROM wb) AS n`);
+    + (SELECT count(*) FROM wk) + (SELECT count(*) FROM wb) + (SELECT count(*) FROM wq) AS n`);
 
 export class PendingWrites {
   readonly #parts = new Map<string, PartStatusRow>();
@@ -81,6 +94,13 @@ export class PendingWrites {
   #unparked: number[] = [];
   readonly #processed = new Map<number, number>();
   #processedAt = 0;
+  #records: RecordInsert[] = [];
+  readonly #keepsRecords: boolean;
+
+  /** `keepsRecords`: whether a message that becomes final queues its record (`message-records.ts`). */
+  constructor(keepsRecords = false) {
+    this.#keepsRecords = keepsRecords;
+  }
 
   /** The part (an object of a locked message's state) has changed: written with its values at the flush. */
   part(p: PartStatusRow): void {
@@ -99,6 +119,11 @@ export class PendingWrites {
     this.#events.push({ route, payload, at });
   }
 
+  /** The message has just become final: its record is queued, when the store keeps records. */
+  record(m: MessageStatusRow, at: number): void {
+    if (this.#keepsRecords) this.#records.push({ messageId: m.id, status: m.status, reason: m.reason, at });
+  }
+
   unpark(parkedIds: readonly number[]): void {
     this.#unparked.push(...parkedIds);
   }
@@ -111,7 +136,7 @@ export class PendingWrites {
 
   /** Whether a flush has anything to send; `final` counts the batch counters too. */
   pending(final: boolean): boolean {
-    return this.#parts.size + this.#messages.size + this.#receipts.length + this.#events.length + this.#unparked.length > 0
+    return this.#parts.size + this.#messages.size + this.#receipts.length + this.#events.length + this.#unparked.length + this.#records.length > 0
       || (final && this.#processed.size > 0);
   }
 
@@ -121,6 +146,7 @@ export class PendingWrites {
     const messages = [...this.#messages.values()];
     const receipts = this.#receipts;
     const events = this.#events;
+    const records = this.#records;
     const batches = final ? [...this.#processed.keys()].sort((a, b) => a - b) : [];
     const params = [
       parts.map((p) => p.message_id), parts.map((p) => p.part), parts.map((p) => p.state), parts.map((p) => p.status),
@@ -136,12 +162,14 @@ export class PendingWrites {
       events.map((e) => JSON.stringify(e.payload)), events.map((e) => e.at),
       this.#unparked,
       batches, batches.map((id) => this.#processed.get(id) ?? 0), this.#processedAt,
+      records.map((r) => r.messageId), records.map((r) => r.status), records.map((r) => r.reason), records.map((r) => r.at),
     ];
     this.#parts.clear();
     this.#messages.clear();
     this.#receipts = [];
     this.#events = [];
     this.#unparked = [];
+    this.#records = [];
     if (final) this.#processed.clear();
     return params;
   }

@@ -40,6 +40,8 @@ export interface Settlement {
   event: StatusEventPayload | null;
   /** When it happened: the change's time, never before the message's last change. */
   at: number;
+  /** Whether the message has just reached its first final status (READ after DELIVERED is not one): its record is queued. */
+  becameFinal: boolean;
 }
 
 /**
@@ -52,6 +54,7 @@ export function settleMessage(state: MessageState, cause: StatusCause, changedAt
   // A message's changes are never dated before its last one: a part's change may carry an
   // earlier time than another part's change recorded before it.
   const at = Math.max(changedAt, message.updated_at);
+  const wasFinal = isFinal(message.status);
   const merged = mergeStatus(message.status, aggregateStatus(parts.map((p) => p.status)));
   const causePart = parts.find((p) => p.part === cause.part);
   const processed = isFinal(merged.status) || parts.every((p) => p.state === 'done');
@@ -64,7 +67,7 @@ export function settleMessage(state: MessageState, cause: StatusCause, changedAt
   const event = merged.changed && causePart && message.events === 1
     ? changeEvent(message, merged.status, reason, causePart, parts.length, cause.receipt, at)
     : null;
-  return { changed: merged.changed, countIn, event, at };
+  return { changed: merged.changed, countIn, event, at, becameFinal: !wasFinal && isFinal(merged.status) };
 }
 
 /**

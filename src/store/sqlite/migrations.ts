@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
 import { ADMIN_MIGRATION } from './admin.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
+import { RECORDS_MIGRATION } from './message-records.js';
 
 /**
  * Notes on migration 1:
@@ -373,6 +374,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_
   },
   IDEMPOTENCY_MIGRATION,
   ADMIN_MIGRATION,
+  RECORDS_MIGRATION,
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

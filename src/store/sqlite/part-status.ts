@@ -6,6 +6,7 @@
 import { isFinal } from '../../sms/status.js';
 import { failPart, settleMessage as settleRules, type StatusCause } from '../rules/part-status.js';
 import type { MessageRow, MessageState, MessageStatusRow, PartRow, PartStatusRow } from '../rows.js';
+import { queueRecord } from './message-records.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
 
@@ -66,6 +67,7 @@ export function settleLoaded(sql: Sql, state: MessageState, cause: StatusCause, 
   sql.run(UPDATE_MESSAGE_SQL, message.status, message.reason, message.processed, message.updated_at, message.id);
   if (settled.countIn !== null) sql.run(COUNT_PROCESSED_SQL, settled.at, settled.countIn);
   if (settled.event) writeStatusEvent(sql, message, settled.event, settled.at);
+  if (settled.becameFinal) queueRecord(sql, message, settled.at);
   // Final now: no longer kept (`loadMessageState`).
   if (isFinal(message.status)) sql.statuses.forget(message.id);
   return settled.changed;

@@ -28,14 +28,16 @@ interface TableWalk {
 
 /**
  * A message is finished when it has not changed since the cutoff, no receipt can still come for it
- * (`receiptNoLongerExpected`), all its parts are done, and it has no event in the outbox: waiting
- * (pending, blocked) or dead (kept, listable, re-sendable).
+ * (`receiptNoLongerExpected`), all its parts are done, it has no event in the outbox: waiting
+ * (pending, blocked) or dead (kept, listable, re-sendable), and its record (if any) has been
+ * written (`message-records.ts`: the record reads its message when it is taken).
  */
 const MESSAGE_FINISHED = `m.updated_at < @before
     AND ${receiptNoLongerExpected('@before')}
     AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.message_id = m.id AND p.state != 'done')
     AND NOT EXISTS (SELECT 1 FROM outbox o INDEXED BY outbox_live WHERE o.message_id = m.id AND o.state IN ('pending', 'blocked'))
-    AND NOT EXISTS (SELECT 1 FROM outbox o INDEXED BY outbox_message_dead WHERE o.message_id = m.id AND o.state = 'dead')`;
+    AND NOT EXISTS (SELECT 1 FROM outbox o INDEXED BY outbox_message_dead WHERE o.message_id = m.id AND o.state = 'dead')
+    AND NOT EXISTS (SELECT 1 FROM message_records q INDEXED BY message_records_message WHERE q.message_id = m.id)`;
 const MESSAGE_WINDOW = `SELECT m.created_at AS at, m.seq AS id, (${MESSAGE_FINISHED}) AS finished FROM messages m INDEXED BY messages_created`;
 
 /** A batch is finished when no message is left in it and its schedule (if any) is no longer waiting. */

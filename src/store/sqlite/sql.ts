@@ -25,9 +25,12 @@ export class Sql {
   readonly statuses: StatusCache;
   /** Which keys have parked receipts. */
   readonly parked: ParkedKeys;
+  /** Whether a message that becomes final queues its record (`message-records.ts`). */
+  readonly records: boolean;
 
-  constructor(db: Database.Database, memory: SqlMemory = {}) {
+  constructor(db: Database.Database, memory: SqlMemory = {}, records = false) {
     this.#db = db;
+    this.records = records;
     this.statuses = new StatusCache(memory.statusCacheSize);
     this.parked = new ParkedKeys(memory.parkedKeysLimit, memory.parkedKeysRecountEvery);
   }

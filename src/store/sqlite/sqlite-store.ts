@@ -15,6 +15,7 @@ import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { MessageRecord } from '../message-records.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
 import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
@@ -33,6 +34,7 @@ import {
 import { GroupCommit, type GroupCommitStats } from './group-commit.js';
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
+import { dropRecords, pendingRecords, takeRecords } from './message-records.js';
 import { migrate } from './migrations.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, messageTimes, queueDepth, type MessageTimes } from './reads.js';
@@ -59,6 +61,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** What the connection keeps in memory of its rows (`sql.ts`); the defaults suit the daemon, tests turn it off to compare. */
   memory?: SqlMemory;
+  /** Whether a message that becomes final queues its record (`MessageRecords`, `records.path`). Default false: none is queued. */
+  records?: boolean;
   /** Drives the group-commit timer; the store reads no time from it except for the migrations' applied_at. */
   clock: Clock;
 }
@@ -94,7 +98,7 @@ export class SqliteStore implements Store {
       db.close();
       throw asStoreError(e, `cannot set up the store at ${options.path}`);
     }
-    const sql = new Sql(db, options.memory);
+    const sql = new Sql(db, options.memory, options.records === true);
     const writes = new GroupCommit(db, {
       clock: options.clock,
       windowMs: options.commitWindowMs ?? 2,
@@ -288,6 +292,19 @@ export class SqliteStore implements Store {
 
   messageStory(messageId: string): Promise<MessageStory | undefined> {
     return this.#read(() => messageStory(this.#sql, messageId));
+  }
+
+  /** One process uses the file: no claim, the writer takes one batch at a time. */
+  takeRecords(limit: number, _now: number): Promise<MessageRecord[]> {
+    return this.#read(() => takeRecords(this.#sql, limit));
+  }
+
+  dropRecords(seqs: readonly number[]): Promise<number> {
+    return this.#writes.run(() => dropRecords(this.#sql, seqs));
+  }
+
+  pendingRecords(): Promise<number> {
+    return this.#read(() => pendingRecords(this.#sql));
   }
 
   async close(): Promise<void> {

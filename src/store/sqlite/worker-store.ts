@@ -14,6 +14,7 @@ import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
+import type { MessageRecord } from '../message-records.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
 import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
@@ -198,6 +199,18 @@ export class SqliteWorkerStore implements Store {
 
   settleEvents(outcomes: EventOutcome[], now: number): Promise<SettledEvents> {
     return this.#call('settleEvents', [outcomes, now]);
+  }
+
+  takeRecords(limit: number, now: number): Promise<MessageRecord[]> {
+    return this.#call('takeRecords', [limit, now]);
+  }
+
+  dropRecords(seqs: readonly number[]): Promise<number> {
+    return this.#call('dropRecords', [seqs]);
+  }
+
+  pendingRecords(): Promise<number> {
+    return this.#call('pendingRecords', []);
   }
 
   listDeadEvents(client: string, limit: number, afterId?: number): Promise<DeadEvent[]> {

@@ -115,7 +115,7 @@ export async function postgresHarness(): Promise<StoreHarness> {
   const clock = new WallClockAt();
   return {
     clock,
-    open: () => schema.open({ clock }),
+    open: (options = {}) => schema.open({ clock, ...options }),
     rows: schema.sql,
     claimEventsSql: CLAIM_EVENTS_SQL,
     async dueEventsPlan(client, now) {

@@ -103,6 +103,7 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
       ['m0-1'], ['acme'], ['up1'], ['{}'], [30],
       [],
       [1], [1], 30,
+      ['m0-1'], ['DELIVERED'], [null], [30],
     ];
     const flush = (await plans(FLUSH_SQL, params)).custom;
     noScanOf(flush, 'parts', 'messages', 'outbox', 'batches');

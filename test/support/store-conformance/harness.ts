@@ -25,11 +25,17 @@ export class WallClockAt implements Clock {
 /** A store as the scenarios hold it: the `Store` and its count of commits. */
 export type StoreWithStats = Store & { readonly stats: { readonly commits: number } };
 
+/** What a scenario may ask of the store it opens, beside the defaults. */
+export interface StoreOpenOptions {
+  /** Queue the records of messages that become final (`MessageRecords`). Default false. */
+  records?: boolean;
+}
+
 /** One implementation's side of the scenarios: an empty database per test and the ways to look into it. */
 export interface StoreHarness {
   clock: WallClockAt;
   /** Opens a store on this harness's database with `clock`: on the same data each time, as a restart of the same process (or instance). */
-  open(): Promise<StoreWithStats>;
+  open(options?: StoreOpenOptions): Promise<StoreWithStats>;
   rows: Rows;
   /** The text of the event claim's query (the store's own constant). */
   claimEventsSql: string;
@@ -48,21 +54,22 @@ export interface StoreUnderTest extends Omit<StoreHarness, 'open' | 'close'> {
   reopen(): Promise<void>;
 }
 
-export function storePerTest(factory: StoreFactory): StoreUnderTest {
+/** `options`: how every store of the test is opened (the first and each `reopen`). */
+export function storePerTest(factory: StoreFactory, options: StoreOpenOptions = {}): StoreUnderTest {
   let harness: StoreHarness | undefined;
   const t = {} as StoreUnderTest;
   beforeEach(async () => {
     const h = await factory();
     harness = h;
     Object.assign(t, {
-      store: await h.open(),
+      store: await h.open(options),
       clock: h.clock,
       rows: h.rows,
       claimEventsSql: h.claimEventsSql,
       dueEventsPlan: (client: string, now: number) => h.dueEventsPlan(client, now),
       reopen: async () => {
         await t.store.close();
-        t.store = await h.open();
+        t.store = await h.open(options);
       },
     });
   });

@@ -12,6 +12,7 @@ import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
 import { describeIdempotencyKeys } from './idempotency.js';
 import { describeInboundParts } from './inbound-parts.js';
+import { describeMessageRecords } from './message-records.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
 import { describeRerouting } from './rerouting.js';
@@ -31,4 +32,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeRerouting(factory);
   describeIdempotencyKeys(factory);
   describeAdminReads(factory);
+  describeMessageRecords(factory);
 }

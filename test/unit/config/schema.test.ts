@@ -349,6 +349,16 @@ describe('http, clients, store and limits', () => {
     expect(sqliteStore(await parseConfig(`${base}store: { path: /var/lib/smppd/x.db }\n`, dir)).path).toBe('/var/lib/smppd/x.db');
     expect(sqliteStore(await parseConfig(`${base}store: { path: ":memory:" }\n`, dir)).path).toBe(':memory:');
   });
+
+  it('records: absent writes none; its path resolves against the config folder; path is required and alone', async () => {
+    expect((await parseConfig(base, dir)).records).toBeUndefined();
+    expect((await parseConfig(`${base}records: { path: log/records.jsonl }\n`, dir)).records).toEqual({ path: join(dir, 'log', 'records.jsonl') });
+    expect((await parseConfig(`${base}records: { path: /var/log/smppd/records.jsonl }\n`, dir)).records).toEqual({ path: '/var/log/smppd/records.jsonl' });
+    expect(await problem(`${base}records: {}\n`)).toContain('records.path: is required');
+    expect(await problem(`${base}records: { path: "" }\n`)).toContain('records.path: must not be empty');
+    expect(await problem(`${base}records: { path: r.jsonl, rotate: daily }\n`)).toContain('records.rotate: unknown key');
+    expect(await problem(`${base}records: r.jsonl\n`)).toContain('records: must be a mapping');
+  });
 });
 
 describe('files named by the config', () => {

@@ -48,6 +48,7 @@ async function declared(processMetrics: boolean): Promise<Map<string, { type: st
     readOutbox: async () => [],
     readQueue: async () => ({ queued: 0, inflight: 0, parked: 0 }),
     readUpstreams: () => [],
+    readRecords: async () => 0,
   });
   await metrics.registry.metrics();
   return new Map(metrics.registry.getMetricsAsArray().map((m) => [

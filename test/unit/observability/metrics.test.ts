@@ -34,3 +34,28 @@ describe('Metrics of binds', () => {
     expect(await m.value('smppd_bind_window_size', { bind: 'sim#0' })).toBe(10);
   });
 });
+
+describe('Metrics of the store and the records', () => {
+  it('counts store errors by operation, records written and failed appends, and reads the records pending at scrape time', async () => {
+    let pending = 12;
+    const m = new Metrics(() => [], { processMetrics: false, readRecords: async () => pending });
+    m.storeError('accept');
+    m.storeError('accept');
+    m.storeError('takeRecords');
+    m.recordsWritten(500);
+    m.recordsWritten(3);
+    m.recordWriteFailed();
+    expect(await m.value('smppd_store_errors_total', { operation: 'accept' })).toBe(2);
+    expect(await m.value('smppd_store_errors_total')).toBe(3);
+    expect(await m.value('smppd_records_written_total')).toBe(503);
+    expect(await m.value('smppd_record_write_errors_total')).toBe(1);
+    expect(await m.value('smppd_records_pending')).toBe(12);
+    pending = 0;
+    expect(await m.value('smppd_records_pending')).toBe(0);
+  });
+
+  it('declares no records gauge without a reader of it', async () => {
+    const m = new Metrics(() => [], { processMetrics: false });
+    expect(m.registry.getSingleMetric('smppd_records_pending')).toBeUndefined();
+  });
+});

@@ -17,7 +17,7 @@ async function sqliteHarness(): Promise<StoreHarness> {
   const inspect = () => (inspector ??= folder.inspect());
   return {
     clock,
-    open: () => folder.open({ clock }),
+    open: (options = {}) => folder.open({ clock, ...options }),
     // better-sqlite3 binds $1, $2, … by name: { 1: …, 2: … }.
     rows: async <R>(sql: string, params: unknown[] = []) => {
       const statement = inspect().prepare(sql);

@@ -12,8 +12,8 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
   let dir: string;
   let path: string;
   const open: SqliteWorkerStore[] = [];
-  const openStore = async (): Promise<SqliteWorkerStore> => {
-    const store = await SqliteWorkerStore.open({ path });
+  const openStore = async (options: { records?: boolean } = {}): Promise<SqliteWorkerStore> => {
+    const store = await SqliteWorkerStore.open({ path, ...options });
     open.push(store);
     return store;
   };
@@ -136,6 +136,18 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     expect((await store.findIdempotencyKey(ref, 3))?.response).toEqual({ status: 200, body: '{}' });
     expect(await store.pruneIdempotencyKeys(100, 10)).toBe(1);
     expect(await store.findIdempotencyKey(ref, 3)).toBeUndefined();
+  });
+
+  it('queues, takes and drops the records of final messages across the thread, when opened with records', async () => {
+    const store = await openStore({ records: true });
+    await store.accept({ messages: [newMessage('m1'), newMessage('m2')], now: 1 });
+    await store.claim('up1', 2, 10);
+    await store.recordSubmit('m1', [{ part: 1, kind: 'final', status: 'REJECTED', reason: 'no', attempts: 1 }], 3);
+    expect(await store.pendingRecords()).toBe(1);
+    const records = await store.takeRecords(10, 4);
+    expect(records.map((r) => [r.messageId, r.status, r.finalAt, r.message?.destination])).toEqual([['m1', 'REJECTED', 3, '971500000001']]);
+    expect(await store.dropRecords(records.map((r) => r.seq))).toBe(1);
+    expect(await store.pendingRecords()).toBe(0);
   });
 
   it('many concurrent writes all resolve, each after its commit', async () => {
