@@ -1,22 +1,11 @@
 /**
  * `smppd status` as text: GET /admin/status in a few compact tables (the daemon, its upstreams,
  * their binds, the clients' queues). Durations are reckoned on the daemon's clock (startedAt +
- * uptimeSeconds), so a skewed clock where the command runs does not show.
+ * uptimeSeconds: status-facts.ts).
  */
-import type { AdminStatus, BindStatus, UpstreamStatus } from '../ingress/http/admin-ui/admin-views.js';
-import { formatDuration, formatRate, oneLine, renderTable, secondsSince } from './text-table.js';
-
-/** The daemon's time when it answered, in epoch milliseconds. */
-export function daemonNow(status: AdminStatus): number {
-  const started = Date.parse(status.startedAt);
-  return (Number.isNaN(started) ? 0 : started) + status.uptimeSeconds * 1000;
-}
-
-/** An upstream's state in one word: suspended (the operator's word wins), available or unavailable. */
-export function upstreamState(u: UpstreamStatus): 'suspended' | 'available' | 'unavailable' {
-  if (u.suspended) return 'suspended';
-  return u.available ? 'available' : 'unavailable';
-}
+import type { AdminStatus, BindStatus } from '../ingress/http/admin-ui/admin-views.js';
+import { boundCount, daemonNow, formatDuration, formatRate, secondsSince, upstreamState } from '../ingress/http/admin-ui/status-facts.js';
+import { oneLine, renderTable } from './text-table.js';
 
 /** How long a bind has been bound, or how long until it tries again; '-' when neither. */
 function bindTiming(b: BindStatus, now: number): string {
@@ -46,7 +35,7 @@ export function renderStatusTable(status: AdminStatus): string[] {
     lines.push('no upstreams');
   } else {
     lines.push(...renderTable(['UPSTREAM', 'STATE', 'QUEUED', 'BOUND'], status.upstreams.map((u) => [
-      u.name, upstreamState(u), u.queued, `${u.binds.filter((b) => b.state === 'bound').length}/${u.binds.length}`,
+      u.name, upstreamState(u), u.queued, `${boundCount(u)}/${u.binds.length}`,
     ])));
     for (const u of status.upstreams) {
       if (!u.suspended) continue;

@@ -1,5 +1,5 @@
 /**
- * Plain-text tables and short durations for the admin commands' output: columns padded with
+ * Plain-text tables for the admin commands' output: columns padded with
  * spaces (two between columns), numbers (and their headers) right-aligned, no trailing blanks, so the lines read in a
  * terminal and split on whitespace in a script.
  */
@@ -25,26 +25,4 @@ export function renderTable(headers: readonly string[], rows: ReadonlyArray<read
     .join('  ')
     .trimEnd();
   return [line(headers), ...cells.map((r) => line(r))];
-}
-
-/** 0s, 59s, 1m05s, 2h03m, 3d04h: the two largest units, for how long something has lasted. */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  if (s < 60) return `${s}s`;
-  const two = (n: number): string => String(n).padStart(2, '0');
-  if (s < 3_600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
-  if (s < 86_400) return `${Math.floor(s / 3_600)}h${two(Math.floor((s % 3_600) / 60))}m`;
-  return `${Math.floor(s / 86_400)}d${two(Math.floor((s % 86_400) / 3_600))}h`;
-}
-
-/** Seconds from the ISO time `since` to `nowMs`; null when `since` is not a time. */
-export function secondsSince(since: string, nowMs: number): number | null {
-  const t = Date.parse(since);
-  return Number.isNaN(t) ? null : Math.max(0, (nowMs - t) / 1000);
-}
-
-/** A rate with one decimal below 100, whole above: 0, 9.5, 950. */
-export function formatRate(rate: number): string {
-  if (rate === 0) return '0';
-  return rate < 100 ? rate.toFixed(1) : String(Math.round(rate));
 }

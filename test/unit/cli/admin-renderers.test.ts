@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { renderMessageList } from '../../../src/cli/message-list.js';
 import { renderMessageStory } from '../../../src/cli/message-story.js';
-import { daemonNow, renderStatusTable } from '../../../src/cli/status-table.js';
-import { formatDuration, oneLine, renderTable } from '../../../src/cli/text-table.js';
+import { renderStatusTable } from '../../../src/cli/status-table.js';
+import { oneLine, renderTable } from '../../../src/cli/text-table.js';
+import { daemonNow, formatDuration } from '../../../src/ingress/http/admin-ui/status-facts.js';
 import { sampleMessageList, sampleMessageStory, sampleStatus } from '../../support/admin-samples.js';
 
 /** The whitespace-split cells of the table line that starts with `first`. */
