@@ -7,7 +7,7 @@ import { renderMessageList } from '../../../src/cli/message-list.js';
 import { renderMessageStory } from '../../../src/cli/message-story.js';
 import { renderStatusTable } from '../../../src/cli/status-table.js';
 import { oneLine, renderTable } from '../../../src/cli/text-table.js';
-import { daemonNow, formatDuration } from '../../../src/ingress/http/admin-ui/status-facts.js';
+import { daemonNow } from '../../../src/ingress/http/admin-ui/status-facts.js';
 import { sampleMessageList, sampleMessageStory, sampleStatus } from '../../support/admin-samples.js';
 
 /** The whitespace-split cells of the table line that starts with `first`. */
@@ -30,12 +30,6 @@ describe('renderTable', () => {
     const [, line] = renderTable(['DETAIL'], [['bad\r\nthing\u001b[31m']]);
     expect(line).toBe('bad thing [31m');
     expect(oneLine('a\tb')).toBe('a b');
-  });
-});
-
-describe('formatDuration', () => {
-  it.each([[0, '0s'], [59, '59s'], [65, '1m05s'], [7_380, '2h03m'], [273_600, '3d04h']])('%i s is %s', (s, text) => {
-    expect(formatDuration(s)).toBe(text);
   });
 });
 
