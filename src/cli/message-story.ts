@@ -41,7 +41,7 @@ export function renderMessageStory(story: MessageStory): string[] {
   } else {
     lines.push(...renderTable(
       ['AT', 'PART', 'STATUS', 'SOURCE', 'REASON'],
-      story.history.map((h) => [h.at, h.part === null ? 'all' : String(h.part), h.status, h.source, dash(h.reason)]),
+      story.history.map((h) => [h.at, h.part === null ? 'all' : String(h.part), h.status ?? '(unknown word)', h.source, dash(h.reason)]),
     ));
   }
 

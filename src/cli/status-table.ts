@@ -35,7 +35,7 @@ export function renderStatusTable(status: AdminStatus): string[] {
     lines.push('no upstreams');
   } else {
     lines.push(...renderTable(['UPSTREAM', 'STATE', 'QUEUED', 'BOUND'], status.upstreams.map((u) => [
-      u.name, upstreamState(u), u.queued, `${boundCount(u)}/${u.binds.length}`,
+      u.name, upstreamState(u), u.queued ?? '?', `${boundCount(u)}/${u.binds.length}`,
     ])));
     for (const u of status.upstreams) {
       if (!u.suspended) continue;
@@ -61,7 +61,7 @@ export function renderStatusTable(status: AdminStatus): string[] {
 
   if (status.clients.length > 0) {
     lines.push('', ...renderTable(['CLIENT', 'QUEUED', 'OUTBOX', 'DEAD'], status.clients.map((c) => [
-      c.name, c.queued, c.outbox.pending, c.outbox.dead,
+      c.name, c.queued ?? '?', c.outbox?.pending ?? '?', c.outbox?.dead ?? '?',
     ])));
   }
   return lines;

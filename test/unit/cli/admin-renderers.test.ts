@@ -65,6 +65,15 @@ describe('smppd status tables', () => {
     expect(renderStatusTable(status)[1]).toBe('store postgres FAILING: connect ECONNREFUSED');
   });
 
+  it('shows ? for the counts the store could not give', () => {
+    const status = sampleStatus();
+    status.upstreams[0]!.queued = null;
+    status.clients[0] = { name: 'app', queued: null, outbox: null };
+    const out = renderStatusTable(status);
+    expect(row(out, 'demo')).toEqual(['demo', 'available', '?', '1/2']);
+    expect(row(out, 'app')).toEqual(['app', '?', '?', '?']);
+  });
+
   it('says an upstream is unavailable when no bind is bound', () => {
     const status = sampleStatus();
     status.upstreams[0]!.available = false;

@@ -40,15 +40,16 @@ export interface UpstreamStatus {
   /** Routing's view: at least one bind bound. */
   available: boolean;
   suspended: Suspension | null;
-  /** Parts queued for it, not in flight. */
-  queued: number;
+  /** Parts queued for it, not in flight; null when the store could not be read. */
+  queued: number | null;
   binds: BindStatus[];
 }
 
 export interface ClientStatus {
   name: string;
-  queued: number;
-  outbox: { pending: number; dead: number };
+  /** null when the store could not be read (also `outbox`). */
+  queued: number | null;
+  outbox: { pending: number; dead: number } | null;
 }
 
 /** GET /admin/status. */
@@ -120,7 +121,8 @@ export interface MessageStory {
   history: Array<{
     at: string;
     part: number | null;
-    status: string;
+    /** null: a receipt whose word smppd does not know (it changed nothing). */
+    status: string | null;
     reason: string | null;
     source: 'accept' | 'submit' | 'receipt' | 'local';
   }>;

@@ -57,10 +57,10 @@ function upstreamRow(u: UpstreamStatus, now: number, viewer: Viewer): string {
     const s = secondsSince(u.suspended.since, now);
     note = `suspended since ${e(u.suspended.since)}${s === null ? '' : ` (${e(formatDuration(s))})`} by ${e(u.suspended.by)}`
       + (u.suspended.reason === null ? '' : `: ${e(u.suspended.reason)}`);
-    if (!u.available) note += '; no bind bound either';
+    if (boundCount(u) === 0) note += '; no bind bound either';
   }
   return `<tr data-upstream="${e(u.name)}"${u.suspended ? ' class="suspended"' : ''}>${cell(u.name)}<td class="state">${badge}</td>`
-    + `${cell(u.queued, true)}${cell(`${boundCount(u)}/${u.binds.length}`, true)}<td>${note}</td>`
+    + `${cell(u.queued ?? '?', true)}${cell(`${boundCount(u)}/${u.binds.length}`, true)}<td>${note}</td>`
     + `${viewer.session ? `<td>${suspendForm(u)}</td>` : ''}</tr>`;
 }
 
@@ -96,7 +96,7 @@ export function renderStatusMain(status: AdminStatus, viewer: Viewer): string {
   const binds = table('binds', 'Binds', ['Bind', 'State', '', 'submit_sm/s 10 s', '1 min', 'Window', 'Held', 'Pace', 'Throttled', 'Detail'],
     status.upstreams.flatMap((u) => u.binds.map((b) => bindRow(b, now))), 'No binds.');
   const clients = table('clients', 'Clients', ['Client', 'Queued', 'Events pending', 'Events dead'],
-    status.clients.map((c) => `<tr data-client="${e(c.name)}">${cell(c.name)}${cell(c.queued, true)}${cell(c.outbox.pending, true)}${cell(c.outbox.dead, true)}</tr>`),
+    status.clients.map((c) => `<tr data-client="${e(c.name)}">${cell(c.name)}${cell(c.queued ?? '?', true)}${cell(c.outbox?.pending ?? '?', true)}${cell(c.outbox?.dead ?? '?', true)}</tr>`),
     'No clients.');
   const asOf = new Date(now).toISOString();
   return `<main id="status" data-as-of="${e(asOf)}">${facts(status)}${upstreams}${binds}${clients}<p class="note">As of ${e(asOf)}.</p></main>`;

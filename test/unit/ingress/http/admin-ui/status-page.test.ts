@@ -48,6 +48,12 @@ describe('the status page', () => {
     expect(html).toContain('signed in as ops');
   });
 
+  it('shows ? for the counts the store could not give', () => {
+    const status = sampleStatus();
+    status.clients[0] = { name: 'app', queued: null, outbox: null };
+    expect(rowText(renderStatusPage(status, signedIn), 'data-client', 'app')).toBe('app|?|?|?');
+  });
+
   it('leaves out the forms for a viewer with a bearer header (no cookie to carry them)', () => {
     const bearer = renderStatusPage(sampleStatus(), { admin: 'ops', session: false });
     expect(bearer).not.toContain('<form');
