@@ -35,6 +35,10 @@ export const API_ERRORS = {
    * request without a Host header (RFC 9112 §3.2). The parser's refusals close the connection.
    */
   BAD_REQUEST: 400,
+  /** The admin API (/admin): no admin token (or session), or one nobody has. A WWW-Authenticate header names the realm. */
+  UNAUTHORIZED: 401,
+  /** The admin API (/admin): a client's token, which is no admin's; or a signed-in page's change without its CSRF proof. */
+  FORBIDDEN: 403,
   /** The token may not use this senderId (the client's `senders` allow-list). */
   SENDER_NOT_ALLOWED: 403,
   /** Queue ingress: the message may not act as this client on this queue (amqp.clients, amqp.users). */
@@ -47,6 +51,8 @@ export const API_ERRORS = {
   MESSAGE_NOT_FOUND: 404,
   /** No such path, or not with this method. */
   NOT_FOUND: 404,
+  /** The admin API: no upstream of this name in the configuration. */
+  UNKNOWN_UPSTREAM: 404,
   /**
    * The request did not arrive whole in time: its headers within http.headersTimeoutSeconds, its
    * body within http.requestTimeoutSeconds of its headers (sendbulk: http.bulkRequestTimeoutSeconds).

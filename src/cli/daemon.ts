@@ -7,7 +7,9 @@ import type { Clock } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RepeatingTask } from '../core/repeating-task.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
-import type { ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
+import type { AdminConfig, ClientConfig, SmppdConfig, StoreConfig } from '../config/schema.js';
+import type { AdminStatus } from '../dispatch/admin-status.js';
+import type { Suspensions } from '../dispatch/suspensions.js';
 import { Acceptor } from '../dispatch/accept.js';
 import type { ComposeSettings } from '../dispatch/compose.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
@@ -40,6 +42,7 @@ import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { SqliteWorkerStore } from '../store/sqlite/worker-store.js';
 import { version } from './version.js';
+import { adminParts } from './admin-api.js';
 import { dispatcherUpstream, upstreamSettings } from './engine-settings.js';
 import { warnIfOpenFilesShort } from './open-files.js';
 
@@ -66,6 +69,12 @@ export interface RunningDaemon {
    * stay as they are.
    */
   reloadClients(clients: readonly ClientConfig[]): void;
+  /** SIGHUP: the admin tokens for the next requests (none: every /admin request is 401); the admin API itself is on or off from the start. */
+  reloadAdmins(admin: AdminConfig | undefined): void;
+  /** Upstreams an operator suspended. */
+  suspensions: Suspensions;
+  /** What GET /admin/status answers. */
+  adminStatus(): Promise<AdminStatus>;
   health: Health;
   /** Graceful stop; resolves when the store is closed. */
   stop(): Promise<void>;
@@ -200,12 +209,16 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     const binds = pool.stats();
     return {
       storeOpen,
-      upstreams: config.upstreams.map((u) => ({ name: u.name, binds: u.binds, bound: binds.filter((b) => b.upstream === u.name && b.state === 'bound').length })),
+      upstreams: config.upstreams.map((u) => ({
+        name: u.name, binds: u.binds, bound: binds.filter((b) => b.upstream === u.name && b.state === 'bound').length, suspended: availability.isSuspended(u.name),
+      })),
       // No route (only receivers): every upstream must have a bind, as before routes existed.
       ...(config.routes.length > 0 ? { routes: config.routes } : {}),
     };
   });
   const authenticator = new Authenticator(config.clients);
+  let clientNames = config.clients.map((c) => c.name);
+  const admin = adminParts({ config, store, pool, availability, failover, authenticator, clock, log, clients: () => clientNames });
   // One bucket per limited client, shared by both ingresses.
   const rateLimiter = new ClientRateLimiter(config.clients, clock);
   const metricsListen = config.metrics?.listen;
@@ -235,6 +248,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     },
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
+    ...(admin.http ? { admin: admin.http } : {}),
   });
   warnIfOpenFilesShort(config, log);
 
@@ -246,9 +260,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     })
     : undefined;
 
+  // Before anything is sent: a suspended upstream takes no message from the first claim on.
+  await admin.suspensions.load();
   pool.start();
   await dispatcher.start();
   failover.start();
+  admin.suspensions.start();
   parking.start();
   retention?.start();
   events.start();
@@ -290,6 +307,12 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     upstreams: () => availability.view(),
     ...(metricsHttp ? { metricsHttp } : {}),
     health,
+    suspensions: admin.suspensions,
+    adminStatus: () => admin.status(),
+    reloadAdmins(next) {
+      admin.http?.auth.replace(next?.tokens ?? []);
+      log.info({ event: 'admins_reloaded', admins: next?.tokens.map((t) => t.name) ?? [] }, 'admin tokens reloaded');
+    },
     reloadClients(clients) {
       authenticator.replace(clients);
       rateLimiter.replace(clients);
@@ -297,6 +320,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
       // Caps and weights from the next request and the next claim on; what is queued stays.
       acceptor.setClientMaxQueued(clientMaxQueued(clients));
       dispatcher.setClients(clientWeights(clients));
+      clientNames = clients.map((c) => c.name);
       log.info({ event: 'clients_reloaded', clients: clients.map((c) => c.name) }, 'clients, tokens and rate limits reloaded');
     },
     stop() {
@@ -312,6 +336,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         // The queue next: sends under way commit and are acked, held messages go back to the queue.
         await amqpIngress?.stop();
         await failover.stop();
+        await admin.suspensions.stop();
         // The binds about to go down by our own stop are no route failing over.
         unwatchRoutes();
         const settled = dispatcher.stop();

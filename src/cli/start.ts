@@ -126,6 +126,10 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
       if (stopping) return;
       void loadConfigFile(configPath, process.env).then((next) => {
         running.reloadClients(next.clients);
+        running.reloadAdmins(next.admin);
+        if ((next.admin === undefined) !== (config.admin === undefined)) {
+          log.warn({ event: 'reload_partial' }, 'the admin section was added or removed: the admin API turns on or off at the next restart');
+        }
         const hooks = (c: SmppdConfig): string => JSON.stringify(c.clients.map((x) => [x.name, x.webhook?.url ?? null, x.inboundNumbers ?? null]));
         if (hooks(next) !== hooks(config)) {
           log.warn({ event: 'reload_partial' }, 'webhooks and inbound numbers changed in the file: they take effect at the next restart');

@@ -12,6 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { LineCounter, parseDocument, stringify } from 'yaml';
 import { ErrorCode, SmppdError } from '../core/errors.js';
+import { adminTokenFiles, adminTokenProblems, resolveAdmin } from './admin-schema.js';
 import { amqpProblems, resolveAmqp } from './amqp-schema.js';
 import { applyEnvOverrides, labelEnvProblems, type Env } from './env.js';
 import { resolveRoutes } from './route-schema.js';
@@ -63,7 +64,9 @@ async function parseConfigWithOverrides(text: string, baseDir: string, env: Env,
   const input = overrides.input;
   const files = await readNamedFiles(input, baseDir);
   const parsed = configSchema.safeParse(input);
-  const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...duplicateTokens(input, files.contents),
+  const clientTokens = duplicateTokens(input, files.contents);
+  const found = [...(parsed.success ? [] : formatIssues(parsed.error.issues)), ...files.problems, ...clientTokens.problems,
+    ...adminTokenProblems(input, files.contents, clientTokens.tokens),
     ...(parsed.success ? httpTlsProblems(parsed.data.http.tls, files.contents) : []),
     ...(parsed.success ? amqpProblems(parsed.data.amqp, parsed.data.clients.map((c) => c.name), files.contents.get('amqp.urlFile')?.toString('utf8')) : [])];
   const problems = [...overrides.problems, ...labelEnvProblems(found, overrides.applied)];
@@ -173,6 +176,7 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
         add(['clients', i, 'webhook', 'ca'], hook.ca, false);
       });
     }
+    for (const [i, file] of adminTokenFiles(input)) add(['admin', 'tokens', i, 'tokenFile'], file, 'token');
   }
   const read = await Promise.all(refs.map(async (ref) => {
     try {
@@ -201,11 +205,12 @@ async function readNamedFiles(input: unknown, baseDir: string): Promise<NamedFil
 
 /**
  * Two clients with one token could not be told apart. Checked here rather than in the schema
- * because a token may come from a file; names the later client, never the token.
+ * because a token may come from a file; names the later client, never the token. Also gives
+ * each client's token with its index, for the admin tokens' check.
  */
-function duplicateTokens(input: unknown, files: Map<string, Buffer>): string[] {
-  if (!isRecord(input) || !Array.isArray(input.clients)) return [];
+function duplicateTokens(input: unknown, files: Map<string, Buffer>): { problems: string[]; tokens: Map<string, number> } {
   const seen = new Map<string, number>();
+  if (!isRecord(input) || !Array.isArray(input.clients)) return { problems: [], tokens: seen };
   const problems: string[] = [];
   input.clients.forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
@@ -216,7 +221,7 @@ function duplicateTokens(input: unknown, files: Map<string, Buffer>): string[] {
     if (first !== undefined) problems.push(`clients[${i}].${inline !== undefined ? 'token' : 'tokenFile'}: the same token as clients[${first}]; each client needs its own`);
     else seen.set(token, i);
   });
-  return problems;
+  return { problems, tokens: seen };
 }
 
 /**
@@ -296,6 +301,7 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   };
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
   if (metricsListen) config.metrics = { listen: metricsListen };
+  if (parsed.admin) config.admin = resolveAdmin(parsed.admin, secret);
   if (parsed.amqp) config.amqp = resolveAmqp(parsed.amqp, secret(parsed.amqp.url, 'amqp.urlFile'));
   if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);
   return config;

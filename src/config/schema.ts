@@ -6,6 +6,7 @@
  * Messages never quote the offending value: it may be a password.
  */
 import { z } from 'zod';
+import { adminSchema, type AdminConfig } from './admin-schema.js';
 import { amqpSchema, type AmqpConfig } from './amqp-schema.js';
 import { clientSchema } from './client-schema.js';
 import { httpSchema, parseListen, type HttpConfig } from './http-schema.js';
@@ -13,6 +14,7 @@ import { routeProblems, routesSchema, type RouteConfig } from './route-schema.js
 import { atLeastZero, cOctets, flag, nonEmpty, oneOf, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 import { PASSWORD_MAX, SYSTEM_ID_MAX, upstreamSchema } from './upstream-schema.js';
 
+export type { AdminConfig, AdminTokenConfig } from './admin-schema.js';
 export type { AmqpConfig, AmqpEventsConfig } from './amqp-schema.js';
 export { TOKEN_MIN } from './client-schema.js';
 export {
@@ -155,6 +157,8 @@ export const configSchema = z.strictObject({
    * (load.ts checks that, tokenFile contents included).
    */
   clients: z.array(clientSchema, { error: typeMessage('a list of clients') }).default([]),
+  /** Who may call the admin API under /admin (admin-schema.ts). Default: none, and the admin API is off. */
+  admin: adminSchema.optional(),
   store: storeSchema,
   limits: limitsSchema,
   metrics: metricsSchema,
@@ -298,6 +302,8 @@ export interface SmppdConfig {
   routesConfigured: boolean;
   http: HttpConfig;
   clients: ClientConfig[];
+  /** Absent: the admin API (/admin) is off. */
+  admin?: AdminConfig;
   store: StoreConfig;
   limits: LimitsConfig;
   /** Absent: /metrics on the HTTP port. */

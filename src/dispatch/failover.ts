@@ -1,6 +1,6 @@
 /**
  * Moves the work of an upstream that has failed over (unavailable for its
- * `failoverAfterSeconds`) to the next available upstream of each message's route. Two steps, each
+ * `failoverAfterSeconds`, or suspended by an operator) to the next available upstream of each message's route. Two steps, each
  * run: the pool gives back the messages waiting for one of its binds that have no part accepted
  * (a part left uncertain by the dropped link among them: `onUncertain: resend` sends it again,
  * now elsewhere), which the dispatcher records as queued; then the store's queued messages of that
@@ -72,6 +72,11 @@ export class Failover {
     return this.#task.stop();
   }
 
+  /** A pass now (or right after the one under way): an upstream was just suspended. */
+  runNow(): void {
+    this.#task.runNow();
+  }
+
   /** One pass over the upstreams that failed over (the task's run; tests call it directly). */
   async run(): Promise<void> {
     for (const upstream of this.#o.upstreams) {
@@ -79,13 +84,15 @@ export class Failover {
         this.#cursor.delete(upstream);
         continue;
       }
-      // Nowhere to go: the pool keeps what it holds (with the attempts it counts) for its return.
-      if (!this.#hasAlternative(upstream)) continue;
+      // Nowhere to go: the pool keeps what it holds (with the attempts it counts) for its return;
+      // but a suspended upstream takes nothing new, so what it holds goes back to the queue to wait.
+      const alternative = this.#hasAlternative(upstream);
+      if (!alternative && !this.#o.availability.isSuspended(upstream)) continue;
       const withdrawn = this.#o.pool.withdrawUnstarted(upstream);
       if (withdrawn > 0) {
         this.#o.log.info({ event: 'failover_withdrawn', upstream, messages: withdrawn }, 'messages waiting for a bind of an unavailable upstream go back to the queue to move');
       }
-      await this.#moveQueued(upstream);
+      if (alternative) await this.#moveQueued(upstream);
     }
   }
 

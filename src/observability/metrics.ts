@@ -74,8 +74,8 @@ export class Metrics {
     readBinds: () => BindReading[],
     options: {
       processMetrics?: boolean; readOutbox?: () => Promise<OutboxReading[]>; readQueue?: () => Promise<QueueReading>;
-      /** Each upstream: available while a bind of it is bound. */
-      readUpstreams?: () => ReadonlyArray<{ name: string; available: boolean }>;
+      /** Each upstream: available while a bind of it is bound (and not suspended); suspended by an operator. */
+      readUpstreams?: () => ReadonlyArray<{ name: string; available: boolean; suspended?: boolean }>;
     } = {},
   ) {
     const r = this.registry;
@@ -91,10 +91,17 @@ export class Metrics {
     const readUpstreams = options.readUpstreams;
     if (readUpstreams) {
       new Gauge({
-        name: 'smppd_upstream_available', help: '1 while at least one bind of the upstream is bound (it takes sends), else 0', labelNames: ['upstream'], registers: [r],
+        name: 'smppd_upstream_available', help: '1 while at least one bind of the upstream is bound and it is not suspended (it takes sends), else 0', labelNames: ['upstream'], registers: [r],
         collect() {
           this.reset();
           for (const u of readUpstreams()) this.set({ upstream: u.name }, u.available ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'smppd_upstream_suspended', help: '1 while an operator has the upstream suspended (admin API): no new sends go to it', labelNames: ['upstream'], registers: [r],
+        collect() {
+          this.reset();
+          for (const u of readUpstreams()) this.set({ upstream: u.name }, u.suspended === true ? 1 : 0);
         },
       });
     }

@@ -59,7 +59,18 @@ export interface BindStats {
   sentLastSecond: number;
   /** The most submit_sm written in any 1-second window since start. */
   maxSentPerSecond: number;
+  /** submit_sm written in the last 10 s and in the last 60 s. */
+  sentLast10s: number;
+  sentLastMinute: number;
+  /** Why it is in its state (the last error, the stop's reason); '' when none. */
+  detail: string;
+  /** Wall ms since it is bound; null when not bound. */
+  boundSince: number | null;
+  /** Seconds until it connects again, while in backoff; else null. */
+  backoffSecondsLeft: number | null;
   throttleEpisodes: number;
+  /** Slowed by a throttle episode now (paused, or its rate still below ratePerBind). */
+  throttled: boolean;
   reconnects: number;
   lastError: string;
 }
@@ -81,6 +92,12 @@ export class Bind<T> {
   #stopping = false;
   #submitted = 0;
   readonly #sent = new RateTracker();
+  readonly #sent10s = new RateTracker(10_000, 100);
+  readonly #sentMinute = new RateTracker(60_000, 1_000);
+  #detail = '';
+  #boundSince: number | null = null;
+  /** Monotonic ms the backoff ends at, while in backoff. */
+  #backoffUntil: number | undefined;
   #reconnects = 0;
   #lastError = '';
   #running: Promise<void> | undefined;
@@ -177,6 +194,8 @@ export class Bind<T> {
     if (sent) {
       this.#submitted++;
       this.#sent.record(now);
+      this.#sent10s.record(now);
+      this.#sentMinute.record(now);
     }
     return sent;
   }
@@ -227,7 +246,13 @@ export class Bind<T> {
       submitted: this.#submitted,
       sentLastSecond: this.#sent.current(now),
       maxSentPerSecond: this.#sent.max,
+      sentLast10s: this.#sent10s.current(now),
+      sentLastMinute: this.#sentMinute.current(now),
+      detail: this.#state === 'bound' ? '' : this.#detail,
+      boundSince: this.#state === 'bound' ? this.#boundSince : null,
+      backoffSecondsLeft: this.#state === 'backoff' && this.#backoffUntil !== undefined ? Math.max(0, (this.#backoffUntil - now) / 1000) : null,
       throttleEpisodes: this.#throttle.episodes,
+      throttled: this.#throttle.isSlowed(now),
       reconnects: this.#reconnects,
       lastError: this.#lastError,
     };
@@ -258,6 +283,7 @@ export class Bind<T> {
       this.warnings.warn('bind_down', { event: 'bind_down', reason: why, retryInMs: decision.delayMs }, 'bind down; reconnecting after backoff');
       this.#setState('backoff', why);
       this.#reconnects++;
+      this.#backoffUntil = this.clock.now() + decision.delayMs;
       await new Promise<void>((resolve) => {
         const handle = this.clock.setTimer(decision.delayMs, resolve);
         this.#backoffTimer = { handle, fire: resolve };
@@ -325,6 +351,8 @@ export class Bind<T> {
   #setState(state: BindState, detail: string): void {
     if (this.#state === state) return;
     this.#state = state;
+    this.#detail = detail;
+    if (state === 'bound') this.#boundSince = this.clock.wallNow();
     this.handlers.stateChanged(this, state, detail);
   }
 }

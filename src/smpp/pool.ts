@@ -85,6 +85,15 @@ export class Pool {
     return this.#get(upstream).withdrawUnstarted();
   }
 
+  /**
+   * An operator suspended `upstream` (true) or resumed it: while suspended it starts no message
+   * (those waiting and those handed over later come back 'withdrawn'), finishes the ones started,
+   * and keeps its binds up for receipts and inbound messages.
+   */
+  suspend(upstream: string, suspended: boolean): void {
+    this.#get(upstream).suspend(suspended);
+  }
+
   /** Graceful stop: no new work, outstanding responses awaited up to `drainMs`, unbind, close. */
   async stop(drainMs: number): Promise<void> {
     await Promise.all([...this.#upstreams.values()].map((u) => u.stop(drainMs)));

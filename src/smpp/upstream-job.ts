@@ -1,7 +1,7 @@
 /** One message in an upstream's pool (`UpstreamPool`), what a bind carries with each submit of it, and a submit that threw. */
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import type { Bind } from './bind.js';
-import type { MessageOutcome, PartOutcome, StorePart, SubmitPart } from './part-outcome.js';
+import type { MessageOutcome, PartOutcome, StorePart, SubmitPart, UncertainWhy } from './part-outcome.js';
 import { isUnencodable } from './wire.js';
 
 /** Characters of an internal error's message kept in the part's reason (the log has it whole). */
@@ -45,4 +45,15 @@ export function notSent(e: unknown, bind: string, warnings: ScopedWarnings): Par
     event: 'submit_internal_error', bind, error: error.message, ...(error.stack !== undefined ? { stack: error.stack } : {}),
   }, 'sending a part failed inside smppd (a bug); the part ends FAILED, not sent');
   return { kind: 'internal', reason: error.message.slice(0, MAX_INTERNAL_REASON) };
+}
+
+/**
+ * Why an uncertain part is not resent (called once it is decided it is not). A part that used up
+ * its attempts is 'attempts' even when the pool is stopping: the stop only ended the wait for an
+ * answer (the last one cut short, or a late one), it kept no resend from happening, and a requeue
+ * would send the part more than `maxAttempts` times.
+ */
+export function uncertainWhy(job: Job, settings: { onUncertain: 'resend' | 'fail'; maxAttempts: number }): UncertainWhy {
+  if (settings.onUncertain === 'fail') return 'policy';
+  return job.attempts >= settings.maxAttempts ? 'attempts' : 'stopped';
 }

@@ -8,9 +8,9 @@ import { Bind, type BindState, type BindStats } from './bind.js';
 import { classify, THROTTLE_ERRORS } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
-import type { AcceptedOutcome, MessageOutcome, PartOutcome, StorePart, SubmitPart, UncertainWhy } from './part-outcome.js';
+import type { AcceptedOutcome, MessageOutcome, PartOutcome, StorePart, SubmitPart } from './part-outcome.js';
 import type { SubmitResponse } from './session.js';
-import { notSent, type Ctx, type Job } from './upstream-job.js';
+import { notSent, uncertainWhy, type Ctx, type Job } from './upstream-job.js';
 import type { DeliverHandler, UpstreamSettings } from './upstream-settings.js';
 
 export type { DeliverHandler, UncertainPolicy, UpstreamSettings } from './upstream-settings.js';
@@ -34,6 +34,8 @@ export class UpstreamPool extends EventEmitter {
   #pumpAgain = false;
   #stopping = false;
   #full = false;
+  /** No message is started (`suspend`). */
+  #suspended = false;
 
   constructor(
     private readonly settings: UpstreamSettings,
@@ -103,6 +105,7 @@ export class UpstreamPool extends EventEmitter {
         inFlight: false, awaitingLate: false, done: false, storePart, heldOn: undefined, resolve,
       };
       if (parts.length === 0) return this.#finish(job);
+      if (this.#suspended) return this.#withdraw(job);
       this.#queue.pushBack(job);
       if (this.#queue.size >= this.settings.maxQueued) this.#full = true;
       this.#pump();
@@ -131,12 +134,28 @@ export class UpstreamPool extends EventEmitter {
     let n = 0;
     for (const job of this.#queue.queued()) {
       if (job.index !== 0 || job.inFlight || job.awaitingLate) continue;
-      job.outcomes[0] = { kind: 'unsent', reason: 'withdrawn', attempts: job.attempts };
-      this.#finishRest(job, { kind: 'unsent', reason: 'withdrawn' });
+      this.#withdraw(job);
       n++;
     }
     if (n > 0) this.#pump();
     return n;
+  }
+
+  /**
+   * Suspended (an operator's): no message is started, so those waiting with no part accepted, those
+   * handed over later and those back at their first part (a retry) are given back ('withdrawn');
+   * messages with a part accepted go on to their end, and the binds stay up.
+   */
+  suspend(suspended: boolean): void {
+    this.#suspended = suspended;
+    if (suspended) this.withdrawUnstarted();
+    else this.#pump();
+  }
+
+  /** Gives back a message none of whose parts was accepted. */
+  #withdraw(job: Job): void {
+    job.outcomes[0] = { kind: 'unsent', reason: 'withdrawn', attempts: job.attempts };
+    this.#finishRest(job, { kind: 'unsent', reason: 'withdrawn' });
   }
 
   // --- sending ---------------------------------------------------------------------------------
@@ -166,6 +185,10 @@ export class UpstreamPool extends EventEmitter {
     while (candidates.length > 0) {
       const job = this.#queue.peek();
       if (!job) return;
+      if (this.#suspended && job.index === 0) {
+        this.#withdraw(job);
+        continue;
+      }
       // Least outstanding first.
       let best = 0;
       for (let i = 1; i < candidates.length; i++) {
@@ -271,19 +294,8 @@ export class UpstreamPool extends EventEmitter {
       job.awaitingLate = true; // a late submit_sm_resp may still settle it
       return;
     }
-    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts, why: this.#uncertainWhy(job) };
+    job.outcomes[job.index] = { kind: 'uncertain', cause, attempts: job.attempts, why: uncertainWhy(job, this.settings) };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
-  }
-
-  /**
-   * Why an uncertain part is not resent (called once it is decided it is not). A part that used up
-   * its attempts is 'attempts' even when the pool is stopping: the stop only ended the wait for an
-   * answer (the last one cut short, or a late one), it kept no resend from happening, and a requeue
-   * would send the part more than `maxAttempts` times.
-   */
-  #uncertainWhy(job: Job): UncertainWhy {
-    if (this.settings.onUncertain === 'fail') return 'policy';
-    return job.attempts >= this.settings.maxAttempts ? 'attempts' : 'stopped';
   }
 
   #onLate(ctx: Ctx, r: SubmitResponse): void {
@@ -310,7 +322,7 @@ export class UpstreamPool extends EventEmitter {
     const { job } = ctx;
     if (!job.awaitingLate || ctx.attempt !== job.attempt || job.done) return;
     job.awaitingLate = false;
-    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts, why: this.#uncertainWhy(job) };
+    job.outcomes[job.index] = { kind: 'uncertain', cause: 'timeout', attempts: job.attempts, why: uncertainWhy(job, this.settings) };
     this.#finishRest(job, { kind: 'unsent', reason: 'earlier_part_failed' });
   }
 

@@ -54,4 +54,7 @@ export interface StatusReads {
    * null when none is. `now - readySince` is the dispatcher's lag.
    */
   readySince(upstream: string, now: number): Promise<number | null>;
+
+  /** Queued parts (waiting for a claim, held ones included; not inflight) per upstream that has any. */
+  queuedByUpstream(): Promise<Array<{ upstream: string; queued: number }>>;
 }

@@ -15,7 +15,9 @@
  * - `RetentionPruning` (retention.ts): old, finished rows deleted;
  * - `StatusReads` (status-reads.ts): a message's status, counts and lag for metrics;
  * - `MessageRerouting` (rerouting.ts): queued messages moved to another upstream on failover;
- * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats.
+ * - `IdempotencyKeys` (idempotency.ts): requests' keys and results, for answering their repeats;
+ * - `UpstreamSuspensions` (upstream-suspensions.ts): upstreams an operator suspended;
+ * - `MessageSearch` (message-search.ts): messages found across clients, and one message's story.
  *
  * Every write method resolves only after its transaction is committed (group commit: writes
  * that arrive within a few milliseconds share one transaction). Reads see every write whose
@@ -33,10 +35,12 @@ import type { ReceiptMatching } from './receipts.js';
 import type { MessageRerouting } from './rerouting.js';
 import type { RetentionPruning } from './retention.js';
 import type { StatusReads } from './status-reads.js';
+import type { MessageSearch } from './message-search.js';
+import type { UpstreamSuspensions } from './upstream-suspensions.js';
 
 export interface Store extends
   MessageIntake, SubmitClaims, ReceiptMatching, InboundMessages, BatchesAndSchedules,
-  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys {
+  EventOutbox, EventResends, RetentionPruning, StatusReads, MessageRerouting, IdempotencyKeys, UpstreamSuspensions, MessageSearch {
   /** Flushes pending writes and closes. */
   close(): Promise<void>;
 }

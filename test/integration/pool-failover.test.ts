@@ -95,4 +95,26 @@ describe('pool', () => {
     expect(outcome.parts[0]).toMatchObject({ kind: 'failed', attempts: 3 });
     expect(sim.counters().totals.submitsReceived).toBe(1);
   });
+
+  it('suspended, an upstream starts no message: those waiting and those handed over come back withdrawn, started ones finish, its bind stays up', async () => {
+    const { sim, port } = await simulator({ responseDelayMs: 100 });
+    const pool = new Pool({ upstreams: [upstream({ port, binds: 1, window: 2 })], clock, log: silentLog, metrics: noEngineMetrics });
+    pool.start();
+    cleanup.push(() => pool.stop(100));
+    await until(() => pool.stats()[0]!.state === 'bound', 5_000, 'bound');
+    // Two 2-part messages take the window; three more wait.
+    const started = [pool.submit('sim', [part('4917001'), part('4917001')]), pool.submit('sim', [part('4917002'), part('4917002')])];
+    const waiting = Array.from({ length: 3 }, (_, i) => pool.submit('sim', [part(`491710${i}`)]));
+    await until(() => sim.counters().totals.submitsReceived === 2, 5_000, 'the window full');
+    pool.suspend('sim', true);
+    const later = await pool.submit('sim', [part('4917200')]);
+    expect(later.parts).toEqual([{ kind: 'unsent', reason: 'withdrawn', attempts: 0 }]);
+    for (const o of await Promise.all(waiting)) expect(o.parts[0]).toMatchObject({ kind: 'unsent', reason: 'withdrawn' });
+    // The started messages go on to their second parts, and end accepted.
+    for (const o of await Promise.all(started)) expect(o.parts.map((p) => p.kind)).toEqual(['accepted', 'accepted']);
+    expect(sim.recordedSubmits().map((s) => s.destinationAddr).sort()).toEqual(['4917001', '4917001', '4917002', '4917002']);
+    expect(pool.stats()[0]!.state).toBe('bound');
+    pool.suspend('sim', false);
+    expect((await pool.submit('sim', [part('4917300')])).parts[0]!.kind).toBe('accepted');
+  });
 });

@@ -10,6 +10,11 @@ import { sendUnauthorized } from './error-replies.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
+/** The token of an `Authorization: Bearer <token>` header; undefined when the header is absent or of another form. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1] || undefined;
+}
+
 /** Where the hook leaves the client on the request (a request decorator: no per-request map entry). */
 const CLIENT = Symbol('smppd.client');
 
@@ -26,6 +31,11 @@ export class Authenticator {
    */
   replace(clients: readonly ApiClient[]): void {
     this.#tokens.replace(clients);
+  }
+
+  /** Whether `token` is a client's (the admin API refuses it with 403 rather than 401). */
+  knows(token: string): boolean {
+    return this.#tokens.match(token) !== undefined;
   }
 
   /** Every route of `scope` needs a token; `clientOf` answers who sent it. */

@@ -13,6 +13,7 @@ import type { IdempotencyKeys, NewIdempotencyKey } from '../../store/idempotency
 import type { StatusReads } from '../../store/status-reads.js';
 import type { ApiClient } from '../../api/auth.js';
 import type { ClientRateLimiter } from '../../api/client-rate-limiter.js';
+import type { AdminHttpDeps } from './admin/admin-context.js';
 import type { Authenticator } from './authenticator.js';
 import type { HttpHealth, HttpMetricsSource } from './health.js';
 import type { HttpListenerMetrics, HttpListenerSettings } from './listener.js';
@@ -109,6 +110,8 @@ export interface HttpServerDeps {
   listener?: HttpListenerSettings;
   /** Counts refusals made before a route runs, and open connections. */
   listenerMetrics?: HttpListenerMetrics;
+  /** The admin API under /admin (config `admin`); absent: not served (404, as any unknown path). */
+  admin?: AdminHttpDeps;
 }
 
 /** What each route module is given. */

@@ -10,6 +10,7 @@ import { API_ERRORS } from '../../api/errors.js';
 import { NUMBER_PROBLEMS } from '../../api/numbers.js';
 import { IDEMPOTENCY_KEY_RULE } from '../../api/idempotency-key.js';
 import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from '../../api/validation.js';
+import { adminPaths, adminSchemas, adminSecurityScheme } from './admin/admin-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,7 +36,7 @@ const schemas: Json = {
       errorCode: { type: 'string', enum: Object.keys(API_ERRORS), description: 'Stable: branch on it after the status.' },
       requestUri: { ...str, description: 'The path of the failing request.' },
     }),
-    description: 'Every refusal but 401 (messaging-service-api.md §7).',
+    description: 'Every refusal but the client API\'s 401 (messaging-service-api.md §7); the admin API\'s 401 too.',
   },
   UnauthorizedBody: { ...object({ error: str, message: str }), description: 'A missing or invalid bearer token (§5, §7).' },
   SendSms: jsonSchema(sendSmsSchema),
@@ -357,8 +358,8 @@ const paths: Json = {
   },
 };
 
-/** The whole document. */
-export function openApiDocument(): Json {
+/** The whole document; `admin`: with the admin API (the config has `admin`). */
+export function openApiDocument(o: { admin?: boolean } = {}): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -371,11 +372,14 @@ export function openApiDocument(): Json {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    paths,
+    paths: o.admin === true ? { ...paths, ...adminPaths } : paths,
     webhooks,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token of the config\'s clients.' } },
-      schemas,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'A token of the config\'s clients.' },
+        ...(o.admin === true ? { adminBearer: adminSecurityScheme } : {}),
+      },
+      schemas: o.admin === true ? { ...schemas, ...adminSchemas } : schemas,
       responses,
     },
   };

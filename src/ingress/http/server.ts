@@ -4,7 +4,8 @@
  *
  * `buildHttpServer(deps)` returns the fastify instance, routes registered, not listening:
  * `smppd start` calls `listen({ host, port })` with `http.listen` and `close()` when it stops;
- * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not.
+ * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not; the
+ * admin API under /admin (when the config has `admin`) needs an admin's (admin/admin-auth.ts).
  * The server it listens with is the HttpListener's (listener.ts): timeouts, maxConnections, TLS,
  * and the five-field body for what is refused before a route runs. `buildMetricsServer` is
  * GET /metrics alone on such a listener, for `metrics.listen`.
@@ -17,6 +18,7 @@ import { ClientRateLimiter } from '../../api/client-rate-limiter.js';
 import { IDEMPOTENCY_HOURS } from '../../config/http-schema.js';
 import { IdempotencyGate } from '../../dispatch/idempotency.js';
 import { ApiError } from '../../api/errors.js';
+import { registerAdminScope } from './admin/admin-routes.js';
 import { Authenticator } from './authenticator.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
@@ -32,6 +34,8 @@ import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
 import { registerStatusRoutes } from './status.js';
 
+export { AdminAuth, type AdminIdentity, type AdminRefusal, type SessionLookup } from './admin/admin-auth.js';
+export type { AdminHttpDeps } from './admin/admin-context.js';
 export { Authenticator } from './authenticator.js';
 export { registerMetricsRoute, type HttpHealth, type HttpMetricsSource } from './health.js';
 export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
@@ -144,7 +148,8 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial(),
     idempotency: { gate: new IdempotencyGate({ store: deps.store, clock: deps.clock }), keepMs: (deps.limits.idempotencyHours ?? IDEMPOTENCY_HOURS) * 3_600_000 },
   };
-  app.get('/openapi.json', async () => openApiDocument());
+  const openApi = openApiDocument({ admin: deps.admin !== undefined });
+  app.get('/openapi.json', async () => openApi);
   registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {
     auth.guard(scope);
@@ -159,5 +164,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     registerStatusRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
   });
+  const admin = deps.admin;
+  if (admin) void app.register(async (scope) => registerAdminScope(scope, admin), { prefix: '/admin' });
   return app;
 }

@@ -13,6 +13,7 @@
  */
 import type pg from 'pg';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import { PG_ADMIN_MIGRATION } from './admin.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
@@ -346,6 +347,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
 `,
   },
   PG_IDEMPOTENCY_MIGRATION,
+  PG_ADMIN_MIGRATION,
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -1,5 +1,7 @@
-/** What `PostgresStore.open` takes. */
+/** What `PostgresStore.open` takes, and its checks. */
 import type { Clock } from '../../core/clock.js';
+import { ErrorCode, SmppdError } from '../../core/errors.js';
+import { SCHEMA_NAME } from './migrations.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:5432/db (a secret: never logged). */
@@ -27,3 +29,15 @@ export interface PostgresStoreOptions {
 }
 
 export const DEFAULT_LEASE_MS = 300_000;
+
+/** The options with their defaults; throws INTERNAL for one out of its range (the config validates them first). */
+export function checkedOptions(options: PostgresStoreOptions): { schema: string; leaseMs: number; poolSize: number } {
+  const schema = options.schema ?? 'smppd';
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const poolSize = options.poolSize ?? 10;
+  if (!SCHEMA_NAME.test(schema)) throw new SmppdError(ErrorCode.INTERNAL, `the store schema must be a lower-case SQL name; got ${JSON.stringify(schema)}`);
+  if (options.instanceId.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'the store needs an instance id');
+  if (!(leaseMs > 0)) throw new SmppdError(ErrorCode.INTERNAL, `leaseMs must be > 0; got ${leaseMs}`);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
+  return { schema, leaseMs, poolSize };
+}

@@ -31,23 +31,26 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
+import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import { accept, acceptLoose, isLoose, unclaim } from './accept.js';
+import { findMessages, listSuspensions, messageStory, queuedByUpstream, resumeUpstream, suspendUpstream } from './admin.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
-import { asStoreError, Db, sessionOptions, TYPES, type DbStats, type Queryable, type Tx } from './db.js';
+import { asStoreError, Db, type DbStats, type Queryable, type Tx } from './db.js';
 import {
   claimEvents, listDeadEvents, recoverAbandonedEvents, releaseLeases, renewEventLeases, resendDeadEvents, resendStatusEvents, settleEvents,
 } from './event-delivery.js';
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
-import { InstanceLock, lockSpaces } from './locks.js';
-import { migrate, SCHEMA_NAME } from './migrations.js';
+import type { InstanceLock } from './locks.js';
 import { recordInbound } from './outbox.js';
-import { DEFAULT_LEASE_MS, type PostgresStoreOptions } from './postgres-store-options.js';
+import { connectStore } from './postgres-connect.js';
+import type { PostgresStoreOptions } from './postgres-store-options.js';
 import { counts, getMessage, outboxDepth, queueDepth } from './reads.js';
 import { pruneParked } from './receipts.js';
 import { move, movable } from './rerouting.js';
@@ -100,39 +103,16 @@ export class PostgresStore implements Store {
 
   /** Connects, brings the schema up to date, takes the instance lock and gives back this instance's outbox leases. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const schema = options.schema ?? 'smppd';
-    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    const poolSize = options.poolSize ?? 10;
-    if (!SCHEMA_NAME.test(schema)) throw new SmppdError(ErrorCode.INTERNAL, `the store schema must be a lower-case SQL name; got ${JSON.stringify(schema)}`);
-    if (options.instanceId.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'the store needs an instance id');
-    if (!(leaseMs > 0)) throw new SmppdError(ErrorCode.INTERNAL, `leaseMs must be > 0; got ${leaseMs}`);
-    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new SmppdError(ErrorCode.INTERNAL, `poolSize must be 1–1000; got ${poolSize}`);
-    // keepAlive: a connection cut without a FIN (a firewall, a host gone) is noticed by the OS, so
-    // the instance lock goes with it and a query on it fails instead of waiting forever.
-    const config: pg.ClientConfig = { connectionString: options.url, options: sessionOptions(schema), types: TYPES, keepAlive: true };
-    const spaces = lockSpaces(schema);
-    let lock: InstanceLock | undefined;
-    let pool: pg.Pool | undefined;
+    const c = await connectStore(options);
+    const store = new PostgresStore(c.pool, c.lock, c.ctx, c.leaseMs);
     try {
-      const admin = new pg.Client(config);
-      await admin.connect();
-      try {
-        await migrate(admin, schema);
-      } finally {
-        await admin.end().catch(() => undefined);
-      }
-      lock = await InstanceLock.acquire(config, spaces, options.instanceId, leaseMs);
-      pool = new pg.Pool({ ...config, max: poolSize, pipeline: true });
-      // An idle connection that breaks is dropped by the pool; the next query opens another.
-      pool.on('error', () => undefined);
-      const store = new PostgresStore(pool, lock, { instanceId: options.instanceId, spaces }, leaseMs);
       await releaseLeases(store.#db.direct, options.instanceId, (options.clock ?? new SystemClock()).wallNow());
       await releasePendingKeys(store.#db.direct, options.instanceId);
       return store;
     } catch (e) {
-      await pool?.end().catch(() => undefined);
-      await lock?.release();
-      throw asStoreError(e, `cannot set up the PostgreSQL store (schema ${schema})`);
+      await c.pool.end().catch(() => undefined);
+      await c.lock.release();
+      throw asStoreError(e, `cannot set up the PostgreSQL store (schema ${c.schema})`);
     }
   }
 
@@ -141,9 +121,7 @@ export class PostgresStore implements Store {
     return { ...this.#db.stats, accepts: this.#accepts.stats, statusWrites: this.#statusWrites.stats };
   }
 
-  get instanceId(): string {
-    return this.#ctx.instanceId;
-  }
+  get instanceId(): string { return this.#ctx.instanceId; }
 
   readonly claimsOnAccept = true;
 
@@ -324,6 +302,30 @@ export class PostgresStore implements Store {
 
   outboxDepth(): Promise<OutboxDepth[]> {
     return this.#readTx((tx) => outboxDepth(tx));
+  }
+
+  queuedByUpstream(): Promise<Array<{ upstream: string; queued: number }>> {
+    return this.#readTx((tx) => queuedByUpstream(tx));
+  }
+
+  listSuspensions(): Promise<UpstreamSuspension[]> {
+    return this.#read((db) => listSuspensions(db));
+  }
+
+  suspendUpstream(s: UpstreamSuspension): Promise<UpstreamSuspension> {
+    return this.#tx((tx) => suspendUpstream(tx, s));
+  }
+
+  resumeUpstream(upstream: string): Promise<boolean> {
+    return this.#tx((tx) => resumeUpstream(tx, upstream));
+  }
+
+  findMessages(query: MessageQuery): Promise<FoundMessages> {
+    return this.#readTx((tx) => findMessages(tx, query));
+  }
+
+  messageStory(messageId: string): Promise<MessageStory | undefined> {
+    return this.#readTx((tx) => messageStory(tx, messageId));
   }
 
   /**

@@ -33,7 +33,9 @@ interface EventInsert {
 export const FLUSH_SQL = plannedEachRun(`WITH
   wp AS (
     UPDATE parts p SET state = u.state, status = u.status, reason = u.reason, smsc_id = u.smsc_id, match_key = u.match_key, bind = u.bind,
-      attempts = u.attempts, not_before = u.not_before, updated_at = u.updated_at, claimed_by = u.claimed_by, lease_until = u.lease_until
+      attempts = u.attempts, not_before = u.not_before, updated_at = u.updated_at, claimed_by = u.claimed_by, lease_until = u.lease_until,
+      -- The write that gives a part its SMSC id is its submit_sm_resp's: its time is when the part was sent.
+      sent_at = CASE WHEN p.smsc_id IS NULL AND u.smsc_id IS NOT NULL THEN u.updated_at ELSE p.sent_at END
     FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::bigint[],
       $11::bigint[], $12::text[], $13::bigint[])
       AS u(message_id, part, state, status, reason, smsc_id, match_key, bind, attempts, not_before, updated_at, claimed_by, lease_until)

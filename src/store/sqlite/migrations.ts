@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import { ADMIN_MIGRATION } from './admin.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 
 /**
@@ -371,6 +372,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_
 `,
   },
   IDEMPOTENCY_MIGRATION,
+  ADMIN_MIGRATION,
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

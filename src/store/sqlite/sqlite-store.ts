@@ -17,11 +17,14 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
+import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import { accept } from './accept.js';
+import { findMessages, listSuspensions, messageStory, queuedByUpstream, resumeUpstream, suspendUpstream } from './admin.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
 import {
@@ -261,6 +264,30 @@ export class SqliteStore implements Store {
 
   outboxDepth(): Promise<OutboxDepth[]> {
     return this.#read(() => outboxDepth(this.#sql));
+  }
+
+  queuedByUpstream(): Promise<Array<{ upstream: string; queued: number }>> {
+    return this.#read(() => queuedByUpstream(this.#sql));
+  }
+
+  listSuspensions(): Promise<UpstreamSuspension[]> {
+    return this.#read(() => listSuspensions(this.#sql));
+  }
+
+  suspendUpstream(s: UpstreamSuspension): Promise<UpstreamSuspension> {
+    return this.#writes.run(() => suspendUpstream(this.#sql, s));
+  }
+
+  resumeUpstream(upstream: string): Promise<boolean> {
+    return this.#writes.run(() => resumeUpstream(this.#sql, upstream));
+  }
+
+  findMessages(query: MessageQuery): Promise<FoundMessages> {
+    return this.#read(() => findMessages(this.#sql, query));
+  }
+
+  messageStory(messageId: string): Promise<MessageStory | undefined> {
+    return this.#read(() => messageStory(this.#sql, messageId));
   }
 
   async close(): Promise<void> {

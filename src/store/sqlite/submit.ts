@@ -32,7 +32,7 @@ export function recordSubmit(sql: Sql, messageId: string, results: readonly Part
     }
     endPart(part, result, now);
     if (result.kind === 'accepted') {
-      sql.run(ACCEPTED_SQL, part.status, part.reason, part.smsc_id, part.match_key, part.bind, part.attempts, part.updated_at, messageId, part.part);
+      sql.run(ACCEPTED_SQL, part.status, part.reason, part.smsc_id, part.match_key, part.bind, part.attempts, part.updated_at, now, messageId, part.part);
     } else {
       sql.run(FINAL_SQL, part.status, part.reason, part.attempts, part.updated_at, messageId, part.part);
     }
@@ -43,8 +43,8 @@ export function recordSubmit(sql: Sql, messageId: string, results: readonly Part
   }
 }
 
-const ACCEPTED_SQL = `UPDATE parts SET state = 'done', status = ?, reason = ?, smsc_id = ?, match_key = ?, bind = ?, attempts = ?, updated_at = ?
-  WHERE message_id = ? AND part = ?`;
+const ACCEPTED_SQL = `UPDATE parts SET state = 'done', status = ?, reason = ?, smsc_id = ?, match_key = ?, bind = ?, attempts = ?, updated_at = ?,
+  sent_at = ? WHERE message_id = ? AND part = ?`;
 const FINAL_SQL = "UPDATE parts SET state = 'done', status = ?, reason = ?, attempts = ?, updated_at = ? WHERE message_id = ? AND part = ?";
 
 function reload(sql: Sql, messageId: string): MessageState {

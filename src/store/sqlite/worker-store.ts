@@ -16,10 +16,12 @@ import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundReco
 import type { Accepted, AcceptRequest, QueueDepth } from '../intake.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
 import type { ParkedDropped, ParkingLimit, ReceiptApplied, ReceiptRecord } from '../receipts.js';
+import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { PruneCounts, PruneCursor } from '../retention.js';
 import type { MessageView, StoreCounts } from '../status-reads.js';
 import type { Store } from '../store.js';
+import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import {
   fromWireError, reviveClaimed, type FromWorker, type StoreCall, type StoreMethod, type ToWorker,
   type WorkerStoreOptions,
@@ -212,6 +214,30 @@ export class SqliteWorkerStore implements Store {
 
   outboxDepth(): Promise<OutboxDepth[]> {
     return this.#call('outboxDepth', []);
+  }
+
+  queuedByUpstream(): Promise<Array<{ upstream: string; queued: number }>> {
+    return this.#call('queuedByUpstream', []);
+  }
+
+  listSuspensions(): Promise<UpstreamSuspension[]> {
+    return this.#call('listSuspensions', []);
+  }
+
+  suspendUpstream(s: UpstreamSuspension): Promise<UpstreamSuspension> {
+    return this.#call('suspendUpstream', [s]);
+  }
+
+  resumeUpstream(upstream: string): Promise<boolean> {
+    return this.#call('resumeUpstream', [upstream]);
+  }
+
+  findMessages(query: MessageQuery): Promise<FoundMessages> {
+    return this.#call('findMessages', [query]);
+  }
+
+  messageStory(messageId: string): Promise<MessageStory | undefined> {
+    return this.#call('messageStory', [messageId]);
   }
 
   /** Sends what is queued, lets the worker commit it and close the file, and ends the worker. */

@@ -99,6 +99,8 @@ export interface RoutingDaemonOptions {
   routes?: string[];
   /** The `store:` YAML flow map. Default: SQLite in the daemon's folder. */
   store?: string;
+  /** More top-level lines of the YAML, e.g. `admin: { tokens: [...] }`. */
+  extra?: string[];
   log?: Log;
 }
 
@@ -136,6 +138,7 @@ export async function routingDaemon(cleanups: Cleanups, o: RoutingDaemonOptions)
     'upstreams:',
     ...upstreamLines,
     ...(o.routes ? ['routes:', ...o.routes.map((r) => `  - ${r}`)] : []),
+    ...(o.extra ?? []),
     '',
   ].join('\n'), dir);
   let pool: Pool | undefined;

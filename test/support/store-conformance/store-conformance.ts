@@ -6,6 +6,7 @@
  * instances and locks, each one's migrations and query plans) stays in that implementation's tests.
  */
 import { describeAcceptAndClaim } from './accept-claim.js';
+import { describeAdminReads } from './admin-reads.js';
 import { describeBatchesAndSchedules } from './batches-schedules.js';
 import { describeEventDelivery } from './event-delivery.js';
 import type { StoreFactory } from './harness.js';
@@ -29,4 +30,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeRetention(factory);
   describeRerouting(factory);
   describeIdempotencyKeys(factory);
+  describeAdminReads(factory);
 }

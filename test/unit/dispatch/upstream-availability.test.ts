@@ -98,8 +98,31 @@ describe('UpstreamAvailability', () => {
     availability.bindState('a', 'a#0', 'bound');
     clock.advance(2_500);
     expect(availability.view()).toEqual([
-      { name: 'a', available: true, bound: 1, binds: 2, unavailableSeconds: 0, failedOver: false },
-      { name: 'b', available: false, bound: 0, binds: 1, unavailableSeconds: 2, failedOver: true },
+      { name: 'a', available: true, bound: 1, binds: 2, unavailableSeconds: 0, failedOver: false, suspended: false },
+      { name: 'b', available: false, bound: 0, binds: 1, unavailableSeconds: 2, failedOver: true, suspended: false },
     ]);
+  });
+
+  it('a suspended upstream is unavailable and failed over at once, whatever its binds; resumed, it is available again', () => {
+    const { availability, changes } = rig();
+    availability.bindState('a', 'a#0', 'bound');
+    availability.setSuspended('a', true);
+    expect(availability.available('a')).toBe(false);
+    expect(availability.failedOver('a')).toBe(true);
+    expect(availability.failsOverInMs('a')).toBe(0);
+    expect(availability.view()[0]).toMatchObject({ name: 'a', available: false, bound: 1, failedOver: true, suspended: true });
+    // Its binds going up and down while suspended change nothing routing sees.
+    availability.bindState('a', 'a#1', 'bound');
+    availability.bindState('a', 'a#0', 'backoff');
+    availability.setSuspended('a', true);
+    availability.setSuspended('a', false);
+    expect(availability.available('a')).toBe(true);
+    expect(availability.failedOver('a')).toBe(false);
+    expect(changes).toEqual(['a:up', 'a:down', 'a:up']);
+    // Suspended while down: no change to tell; resumed while down: none either.
+    availability.bindState('a', 'a#1', 'backoff');
+    availability.setSuspended('a', true);
+    availability.setSuspended('a', false);
+    expect(changes).toEqual(['a:up', 'a:down', 'a:up', 'a:down']);
   });
 });

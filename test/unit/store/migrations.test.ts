@@ -17,6 +17,7 @@ describe('SqliteStore migrations and settings', () => {
       { version: 4, name: 'retention' }, { version: 5, name: 'inbound parts' }, { version: 6, name: 'parked receipts per upstream' },
       { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
       { version: 9, name: 'routes and failover' }, { version: 10, name: 'idempotency keys' },
+      { version: 11, name: 'upstream suspensions and message search' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
