@@ -65,13 +65,6 @@ export interface AdminTarget {
 /** Milliseconds of silence on the connection before the command gives up on the daemon. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-/** The config's first admin token, if it has an admin section. */
-function adminTokenOf(config: SmppdConfig): string | undefined {
-  // The admin section's shape, as the contract gives it (config.admin.tokens[].token).
-  const admin = (config as { admin?: { tokens?: ReadonlyArray<{ token?: string }> } }).admin;
-  return admin?.tokens?.[0]?.token;
-}
-
 /**
  * The target from the options: --url and --token (or SMPPD_ADMIN_TOKEN) as given, the rest from
  * the config file, which is read only when one of the two is missing.
@@ -92,7 +85,7 @@ export async function resolveTarget(values: { config?: string | undefined; url?:
     const hint = values.config === undefined ? ' (give --config FILE, or --url and --token)' : '';
     throw new AdminCommandError(`${(e as Error).message}${hint}`, ADMIN_EXIT.config);
   }
-  const configToken = token ?? adminTokenOf(config);
+  const configToken = token ?? config.admin?.tokens[0]?.token;
   if (configToken === undefined) {
     throw new AdminCommandError(`${file} has no admin.tokens: add an admin token to it, or give --token TOKEN (or SMPPD_ADMIN_TOKEN)`, ADMIN_EXIT.config);
   }

@@ -16,7 +16,7 @@ export function renderMessageStory(story: MessageStory): string[] {
     ['to', m.destination],
     ['route', m.route ?? '-'],
     ['upstream', m.upstream ?? '-'],
-    ['batch', m.batchId ?? '-'],
+    ['batch', m.batchId === null ? '-' : String(m.batchId)],
     ['status', m.status],
     ['reason', m.reason ?? '-'],
     ['accepted', m.acceptedAt],
@@ -51,7 +51,7 @@ export function renderMessageStory(story: MessageStory): string[] {
   } else {
     lines.push(...renderTable(
       ['ID', 'KIND', 'STATUS', 'STATE', 'ATTEMPTS', 'CREATED', 'NEXT', 'LAST-ERROR'],
-      story.events.map((e) => [String(e.id), e.kind, e.status, e.state, e.attempts, e.createdAt, dash(e.nextAttemptAt), dash(e.lastError)]),
+      story.events.map((e) => [String(e.id), e.kind, dash(e.status), e.state, e.attempts, e.createdAt, dash(e.nextAttemptAt), dash(e.lastError)]),
     ));
   }
   return lines;

@@ -1,12 +1,15 @@
 /**
  * The admin API's answers as JSON (the admin API contract: GET /admin/status, the suspend and
- * resume answers, GET /admin/messages and GET /admin/messages/{id}). The status page renders
- * `AdminStatus`; `smppd status`, `smppd upstream` and `smppd messages` read these shapes from the
- * wire. Times are ISO 8601 strings (UTC).
+ * resume answers, GET /admin/messages and GET /admin/messages/{id}), as the status page renders
+ * them and `smppd status`, `smppd upstream` and `smppd messages` read them from the wire. The
+ * status is the object the daemon serializes (dispatch/admin-status.ts); the others are the
+ * routes' views (ingress/http/admin). Times are ISO 8601 strings (UTC).
  */
 
-/** What one bind is doing now. */
-export type BindState = 'bound' | 'connecting' | 'binding' | 'backoff' | 'stopped' | 'failed' | 'stopping';
+export type { BindState } from '../../../smpp/bind.js';
+export type {
+  AdminBindStatus as BindStatus, AdminClientStatus as ClientStatus, AdminStatus, AdminUpstreamStatus as UpstreamStatus,
+} from '../../../dispatch/admin-status.js';
 
 /** Who suspended an upstream, when, and why. */
 export interface Suspension {
@@ -15,53 +18,6 @@ export interface Suspension {
   by: string;
   /** At most 200 characters; null when none was given. */
   reason: string | null;
-}
-
-export interface BindStatus {
-  /** `<upstream>#<index>`, e.g. `demo#0`. */
-  id: string;
-  state: BindState;
-  /** Why it is in this state (last error, stop reason); "" when none. */
-  detail: string;
-  /** Seconds until the next attempt, while `state` is backoff; otherwise null. */
-  backoffSecondsLeft: number | null;
-  /** null unless bound. */
-  boundSince: string | null;
-  /** submit_sm written per second, averaged over the last 10 s and the last minute. */
-  submitRate: { last10s: number; last1m: number };
-  /** `inUse` = outstanding + held, at most `size`. */
-  window: { size: number; inUse: number; held: number };
-  /** The AIMD rate now, submit_sm/s (0 = unpaced); episodes of ESME_RTHROTTLED so far. */
-  throttle: { rate: number; episodes: number; throttled: boolean };
-}
-
-export interface UpstreamStatus {
-  name: string;
-  /** Routing's view: at least one bind bound. */
-  available: boolean;
-  suspended: Suspension | null;
-  /** Parts queued for it, not in flight; null when the store could not be read. */
-  queued: number | null;
-  binds: BindStatus[];
-}
-
-export interface ClientStatus {
-  name: string;
-  /** null when the store could not be read (also `outbox`). */
-  queued: number | null;
-  outbox: { pending: number; dead: number } | null;
-}
-
-/** GET /admin/status. */
-export interface AdminStatus {
-  version: string;
-  /** store.instanceId, or the host's name. */
-  instanceId: string;
-  startedAt: string;
-  uptimeSeconds: number;
-  store: { kind: string; ok: boolean; latencyMs: number | null; error: string | null };
-  upstreams: UpstreamStatus[];
-  clients: ClientStatus[];
 }
 
 /** POST /admin/upstreams/{name}/suspend and …/resume. */
@@ -97,7 +53,7 @@ export interface MessageStory {
     client: string;
     upstream: string | null;
     route: string | null;
-    batchId: string | null;
+    batchId: number | null;
     sender: string;
     destination: string;
     text: string;
@@ -129,7 +85,8 @@ export interface MessageStory {
   events: Array<{
     id: string | number;
     kind: string;
-    status: string;
+    /** null when the event names no status. */
+    status: string | null;
     state: string;
     attempts: number;
     createdAt: string;

@@ -1,8 +1,10 @@
 /**
  * Sessions of the status page's login form: an opaque random id in the cookie `smppd_admin`,
- * the admin's name beside it in memory. Lost on restart (sign in again); each ends 12 hours after
- * sign-in, or at sign-out. The cookie is HttpOnly (no script reads it) and SameSite=Strict (no
- * other site's page sends it); the CSRF rule (csrf.ts) covers what SameSite leaves.
+ * the admin token it was opened with beside it in memory. Lost on restart (sign in again); each
+ * ends 12 hours after sign-in, or at sign-out. Keeping the token, not the admin's name, lets each
+ * request match it against admin.tokens as they are now: a token removed or changed (SIGHUP)
+ * ends its sessions at once. The cookie is HttpOnly (no script reads it) and SameSite=Strict (no
+ * other site's page sends it); the admin guard's CSRF rule covers what SameSite leaves.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../../core/clock.js';
@@ -17,7 +19,8 @@ export const SESSION_SECONDS = 12 * 3_600;
 export const SESSION_MAX = 1_000;
 
 interface Session {
-  admin: string;
+  /** A secret, as admin.tokens holds it; never logged or shown. */
+  token: string;
   /** Clock.now() milliseconds. */
   expiresAt: number;
 }
@@ -28,33 +31,28 @@ export class AdminSessions {
 
   constructor(private readonly clock: Clock) {}
 
-  /** A new session for `admin`; returns its id (256 random bits, base64url). */
-  create(admin: string): string {
+  /** A new session opened with the admin token `token`; returns its id (256 random bits, base64url). */
+  create(token: string): string {
     this.#sweep();
     while (this.#sessions.size >= SESSION_MAX) this.#sessions.delete(this.#sessions.keys().next().value!);
     const id = randomBytes(32).toString('base64url');
-    this.#sessions.set(id, { admin, expiresAt: this.clock.now() + SESSION_SECONDS * 1000 });
+    this.#sessions.set(id, { token, expiresAt: this.clock.now() + SESSION_SECONDS * 1000 });
     return id;
   }
 
-  /** The admin whose session `id` is, or null: unknown, ended or expired. */
-  adminOf(id: string): string | null {
+  /** The token session `id` was opened with, or null: unknown, ended or expired. */
+  tokenOf(id: string): string | null {
     const s = this.#sessions.get(id);
     if (!s) return null;
     if (s.expiresAt <= this.clock.now()) {
       this.#sessions.delete(id);
       return null;
     }
-    return s.admin;
+    return s.token;
   }
 
   end(id: string): void {
     this.#sessions.delete(id);
-  }
-
-  /** Ends the sessions of admins `keep` says no (their token left the configuration). */
-  retain(keep: (admin: string) => boolean): void {
-    for (const [id, s] of this.#sessions) if (!keep(s.admin)) this.#sessions.delete(id);
   }
 
   get size(): number {

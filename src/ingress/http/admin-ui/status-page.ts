@@ -21,7 +21,7 @@ export interface Viewer {
 }
 
 const STATE_CLASS: Readonly<Record<BindState, string>> = {
-  bound: 'ok', connecting: 'warn', binding: 'warn', backoff: 'warn', stopping: 'warn', stopped: 'bad', failed: 'bad',
+  bound: 'ok', connecting: 'warn', backoff: 'warn', stopping: 'warn', stopped: 'bad', failed: 'bad',
 };
 
 const cell = (text: string | number, numeric = false): string => `<td${numeric ? ' class="n"' : ''}>${e(text)}</td>`;
