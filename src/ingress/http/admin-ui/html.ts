@@ -79,7 +79,9 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it a browser sends `Origin: null` with the page's own form posts, and
+  // the admin guard's CSRF rule needs their Origin. same-origin never sends the address elsewhere.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
 };
 

@@ -89,6 +89,8 @@ describe('the status page', () => {
     expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
     expect(PAGE_HEADERS['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     expect(PAGE_HEADERS['cache-control']).toBe('no-store');
+    // no-referrer would make a browser send Origin: null with the page's own forms, which the CSRF rule refuses.
+    expect(PAGE_HEADERS['referrer-policy']).toBe('same-origin');
   });
 });
 
