@@ -50,7 +50,7 @@ export function renderStatusTable(status: AdminStatus): string[] {
     lines.push('', ...renderTable(
       ['BIND', 'STATE', 'FOR', 'RATE10S', 'RATE1M', 'WINDOW', 'HELD', 'PACE', 'THROTTLED', 'DETAIL'],
       binds.map((b) => [
-        b.id, b.state, bindTiming(b, now), formatRate(b.submitRate.last10s), formatRate(b.submitRate.last1m),
+        b.id, b.state, bindTiming(b, now), Number(formatRate(b.submitRate.last10s)), Number(formatRate(b.submitRate.last1m)),
         `${b.window.inUse}/${b.window.size}`, b.window.held,
         b.throttle.rate === 0 ? 'unpaced' : `${formatRate(b.throttle.rate)}/s`,
         b.throttle.throttled ? `yes(${b.throttle.episodes})` : `no(${b.throttle.episodes})`,

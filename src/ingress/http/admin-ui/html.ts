@@ -22,7 +22,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; }
 h1 { font-size: 1.3rem; margin: 0 0 .25rem; } h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
 header p, .note { color: var(--muted); margin: .25rem 0; }
 table { border-collapse: collapse; } th, td { text-align: left; padding: .25rem .75rem .25rem 0; vertical-align: top; }
-th { border-bottom: 1px solid var(--muted); } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+th { border-bottom: 1px solid var(--muted); } .n { text-align: right; font-variant-numeric: tabular-nums; }
 .badge { font-weight: 600; } .ok { color: var(--ok); } .warn { color: var(--warn); } .bad { color: var(--bad); }
 tr.suspended td { background: color-mix(in srgb, var(--warn) 15%, transparent); }
 form.inline { display: inline; } input[type=text], input[type=password] { width: 16rem; }

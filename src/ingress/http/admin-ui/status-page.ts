@@ -30,7 +30,8 @@ function header(status: AdminStatus, viewer: Viewer): string {
   const signOut = viewer.session
     ? ' · <form class="inline" method="post" action="/admin/logout"><button type="submit">Sign out</button></form>'
     : '';
-  return `<header><h1>smppd on ${e(status.instanceId)}</h1><p>signed in as ${e(viewer.admin)}${signOut}</p></header>`;
+  // A div, not a p: a form cannot sit inside a paragraph (the parser would close it first).
+  return `<header><h1>smppd on ${e(status.instanceId)}</h1><div class="note">signed in as ${e(viewer.admin)}${signOut}</div></header>`;
 }
 
 /** Version, uptime and the store: the line above the tables. */
@@ -82,20 +83,24 @@ function bindRow(b: BindStatus, now: number): string {
     + `<td>${throttled} (${e(b.throttle.episodes)} episodes)</td>${cell(b.detail)}</tr>`;
 }
 
-function table(id: string, caption: string, headers: readonly string[], rows: readonly string[], empty: string): string {
+/** A column's heading; `n`: it holds numbers, aligned right. */
+type Heading = string | { n: string };
+
+function table(id: string, caption: string, headers: readonly Heading[], rows: readonly string[], empty: string): string {
   if (rows.length === 0) return `<section><h2>${caption}</h2><p class="note">${empty}</p></section>`;
-  return `<section><h2>${caption}</h2><table id="${id}"><thead><tr>${headers.map((h) => `<th>${h}</th>`).join('')}</tr></thead>`
+  const th = (h: Heading): string => (typeof h === 'string' ? `<th>${h}</th>` : `<th class="n">${h.n}</th>`);
+  return `<section><h2>${caption}</h2><table id="${id}"><thead><tr>${headers.map(th).join('')}</tr></thead>`
     + `<tbody>${rows.join('')}</tbody></table></section>`;
 }
 
 /** The part of the page the script swaps on each refresh: the daemon's line, every table, and when it was true. */
 export function renderStatusMain(status: AdminStatus, viewer: Viewer): string {
   const now = daemonNow(status);
-  const upstreams = table('upstreams', 'Upstreams', ['Upstream', 'State', 'Queued', 'Bound', 'Note', ...(viewer.session ? [''] : [])],
+  const upstreams = table('upstreams', 'Upstreams', ['Upstream', 'State', { n: 'Queued' }, { n: 'Bound' }, 'Note', ...(viewer.session ? [''] : [])],
     status.upstreams.map((u) => upstreamRow(u, now, viewer)), 'No upstreams.');
-  const binds = table('binds', 'Binds', ['Bind', 'State', '', 'submit_sm/s 10 s', '1 min', 'Window', 'Held', 'Pace', 'Throttled', 'Detail'],
+  const binds = table('binds', 'Binds', ['Bind', 'State', '', { n: 'submit_sm/s 10 s' }, { n: '1 min' }, { n: 'Window' }, { n: 'Held' }, { n: 'Pace' }, 'Throttled', 'Detail'],
     status.upstreams.flatMap((u) => u.binds.map((b) => bindRow(b, now))), 'No binds.');
-  const clients = table('clients', 'Clients', ['Client', 'Queued', 'Events pending', 'Events dead'],
+  const clients = table('clients', 'Clients', ['Client', { n: 'Queued' }, { n: 'Events pending' }, { n: 'Events dead' }],
     status.clients.map((c) => `<tr data-client="${e(c.name)}">${cell(c.name)}${cell(c.queued ?? '?', true)}${cell(c.outbox?.pending ?? '?', true)}${cell(c.outbox?.dead ?? '?', true)}</tr>`),
     'No clients.');
   const asOf = new Date(now).toISOString();
