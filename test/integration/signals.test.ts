@@ -22,7 +22,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setUp(responseDelayMs = 0): Promise<{ dir: string; configPath: string; write: (clients: string) => void }> {
+async function setUp(responseDelayMs = 0): Promise<{ dir: string; configPath: string; write: (clients: string, admin?: string) => void }> {
   const sim = new SmscSimulator({
     host: '127.0.0.1', port: 0, accounts: [{ systemId: 'signals', password: 'signals' }],
     behaviour: { responseDelayMs: { min: responseDelayMs, max: responseDelayMs }, receipts: { enabled: false } },
@@ -32,10 +32,11 @@ async function setUp(responseDelayMs = 0): Promise<{ dir: string; configPath: st
   const dir = mkdtempSync(join(tmpdir(), 'smppd-signals-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const configPath = join(dir, 'smppd.yaml');
-  const write = (clients: string): void => writeFileSync(configPath, [
+  const write = (clients: string, admin?: string): void => writeFileSync(configPath, [
     'log: { level: info }',
     'http: { listen: "127.0.0.1:0" }',
     `clients: ${clients}`,
+    ...(admin === undefined ? [] : [`admin: ${admin}`]),
     'store: { path: smppd.db }',
     'shutdown: { drainSeconds: 10 }',
     'upstreams:',
@@ -83,6 +84,23 @@ describe('signals', () => {
     child.child.kill('SIGTERM');
     expect((await child.exited()).code).toBe(0);
     expect(JSON.stringify(child.events)).not.toContain(NEW_TOKEN.slice(0, 12));
+  }, 90_000);
+
+  it('SIGHUP reloads the admin tokens: the old one is refused, the new one taken', async () => {
+    const { configPath, write } = await setUp();
+    write(`[{ name: app, token: ${OLD_TOKEN} }]`, `{ tokens: [{ name: ops, token: admin-${OLD_TOKEN} }] }`);
+    const child = start(configPath);
+    const port = Number((await child.next('http_listening', 1, 60_000))[0]!.port);
+    const status = async (token: string) => (await fetch(`http://127.0.0.1:${port}/admin/status`, { headers: { authorization: `Bearer ${token}` } })).status;
+    expect(await status(`admin-${OLD_TOKEN}`)).toBe(200);
+    write(`[{ name: app, token: ${OLD_TOKEN} }]`, `{ tokens: [{ name: ops, token: admin-${NEW_TOKEN} }] }`);
+    child.child.kill('SIGHUP');
+    await child.next('admins_reloaded', 1);
+    expect(await status(`admin-${OLD_TOKEN}`)).toBe(401);
+    expect(await status(`admin-${NEW_TOKEN}`)).toBe(200);
+    expect(await status(OLD_TOKEN)).toBe(403);
+    child.child.kill('SIGTERM');
+    expect((await child.exited()).code).toBe(0);
   }, 90_000);
 
   it('SIGTERM under load: stops taking work, drains, exits 0; every message answered 200 is stored and none is left in flight', async () => {

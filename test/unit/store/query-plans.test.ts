@@ -4,6 +4,7 @@ import { CLAIM_EVENTS_SQL } from '../../../src/store/sqlite/event-delivery.js';
 import { QUEUE_DEPTH_SQL } from '../../../src/store/sqlite/reads.js';
 import { FIND_PART_SQL, PRUNE_CAP_SQL } from '../../../src/store/sqlite/receipts.js';
 import { MOVABLE_SQL } from '../../../src/store/sqlite/rerouting.js';
+import { searchStatement } from '../../../src/store/rules/message-search.js';
 import { newMessage, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 describe('SqliteStore query plans of the hot path', () => {
@@ -75,5 +76,27 @@ describe('SqliteStore query plans of the hot path', () => {
     const p = plan(CLAIM_EVENTS_SQL, ['acme', 10, 10]);
     expect(p).toContain('USING INDEX outbox_due (client=? AND next_attempt_at<?)');
     expect(p).not.toContain('TEMP B-TREE');
+  });
+});
+
+describe('SqliteStore query plans of the admin reads', () => {
+  let folder: StoreFolder;
+  afterEach(async () => folder.cleanup());
+
+  const plan = (sql: string, params: unknown[]) =>
+    (folder.inspect().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join(' | ');
+
+  it('a search by destination reads messages_destination newest first (no sort); any other reads a range of seq', async () => {
+    folder = storeFolder();
+    const store = await folder.open();
+    await store.accept({ messages: Array.from({ length: 200 }, (_, i) => newMessage(`m${i}`, { destination: `4477009${String(i % 20).padStart(5, '0')}` })), now: 1 });
+    const byNumber = searchStatement({ destination: '447700900001', client: 'acme', limit: 50 }, { high: null, low: null }, () => '?');
+    const p = plan(byNumber.sql, byNumber.params);
+    expect(p).toContain('USING INDEX messages_destination (destination=?)');
+    expect(p).not.toContain('TEMP B-TREE');
+    const byClient = searchStatement({ client: 'acme', limit: 50 }, { high: 1_000, low: 0 }, () => '?');
+    const q = plan(byClient.sql, byClient.params);
+    expect(q).toMatch(/SEARCH m USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
+    expect(q).not.toContain('TEMP B-TREE');
   });
 });
