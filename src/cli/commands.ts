@@ -11,6 +11,9 @@ Commands:
   send [options]        send one test message through a running daemon (smppd send --help)
   route NUMBER [--config FILE]   the route and upstream a send of NUMBER would take now
                         (smppd route --help)
+  status [--json]       what a running daemon is doing: upstreams, binds, queues (admin API)
+  upstream suspend|resume NAME   stop or restart sending to an upstream (admin API)
+  messages find --to NUMBER | show ID   what happened to a message (admin API)
   version               print the version
 
 Run 'smppd <command> --help' for a command's options.`;
@@ -29,6 +32,12 @@ export async function runCommand(argv: string[]): Promise<number> {
       return (await import('./send.js')).runSend(rest);
     case 'route':
       return (await import('./route.js')).runRoute(rest);
+    case 'status':
+      return (await import('./status.js')).runStatus(rest);
+    case 'upstream':
+      return (await import('./upstream.js')).runUpstream(rest);
+    case 'messages':
+      return (await import('./messages.js')).runMessages(rest);
     case 'version':
     case '--version':
       console.log(version());

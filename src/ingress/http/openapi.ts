@@ -11,6 +11,7 @@ import { NUMBER_PROBLEMS } from '../../api/numbers.js';
 import { IDEMPOTENCY_KEY_RULE } from '../../api/idempotency-key.js';
 import { bulkRequestSchema, deadResendSchema, identifySchema, resendDlrSchema, sendNowSchema, sendSmsSchema } from '../../api/validation.js';
 import { adminPaths, adminSchemas, adminSecurityScheme } from './admin/admin-openapi.js';
+import { adminPagePaths, adminSessionScheme } from './admin-ui/page-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -372,12 +373,12 @@ export function openApiDocument(o: { admin?: boolean } = {}): Json {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    paths: o.admin === true ? { ...paths, ...adminPaths } : paths,
+    paths: o.admin === true ? { ...paths, ...adminPaths, ...adminPagePaths } : paths,
     webhooks,
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A token of the config\'s clients.' },
-        ...(o.admin === true ? { adminBearer: adminSecurityScheme } : {}),
+        ...(o.admin === true ? { adminBearer: adminSecurityScheme, adminSession: adminSessionScheme } : {}),
       },
       schemas: o.admin === true ? { ...schemas, ...adminSchemas } : schemas,
       responses,

@@ -5,7 +5,8 @@
  * `buildHttpServer(deps)` returns the fastify instance, routes registered, not listening:
  * `smppd start` calls `listen({ host, port })` with `http.listen` and `close()` when it stops;
  * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not; the
- * admin API under /admin (when the config has `admin`) needs an admin's (admin/admin-auth.ts).
+ * admin API under /admin (when the config has `admin`) needs an admin's (admin/admin-auth.ts),
+ * and the status page at /admin/ signs a browser in with one (admin-ui/admin-page-routes.ts).
  * The server it listens with is the HttpListener's (listener.ts): timeouts, maxConnections, TLS,
  * and the five-field body for what is refused before a route runs. `buildMetricsServer` is
  * GET /metrics alone on such a listener, for `metrics.listen`.
@@ -19,6 +20,7 @@ import { IDEMPOTENCY_HOURS } from '../../config/http-schema.js';
 import { IdempotencyGate } from '../../dispatch/idempotency.js';
 import { ApiError } from '../../api/errors.js';
 import { registerAdminScope } from './admin/admin-routes.js';
+import { registerAdminPage } from './admin-ui/admin-page-routes.js';
 import { Authenticator } from './authenticator.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
@@ -165,6 +167,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     registerEventRoutes(scope, ctx);
   });
   const admin = deps.admin;
-  if (admin) void app.register(async (scope) => registerAdminScope(scope, admin), { prefix: '/admin' });
+  if (admin) {
+    const page = { auth: admin.auth, status: () => admin.status(), clock: deps.clock, log, secure: deps.listener?.tls !== undefined };
+    void app.register(async (scope) => registerAdminScope(scope, admin, (s) => registerAdminPage(s, page)), { prefix: '/admin' });
+  }
   return app;
 }
