@@ -34,11 +34,8 @@ export interface RecordPartRow {
 export const RECORD_COLUMNS = `r.seq, r.message_id, r.status, r.reason, r.at, m.client, m.upstream, m.route, m.batch_id, m.source,
   m.destination, m.created_at`;
 
-/**
- * When the SMSC accepted a part: parts keep no time of that answer of their own, so a part with an
- * SMSC id stands for it with its last change, which a later receipt moves to the receipt's time.
- */
-const PART_ACCEPTED_AT = 'CASE WHEN p.smsc_id IS NULL THEN NULL ELSE p.updated_at END';
+/** When the SMSC accepted a part (its `submit_sm_resp`); null when it accepted none. */
+const PART_ACCEPTED_AT = 'p.sent_at';
 
 /** The parts of the records' messages, `ids` the dialect's list of message ids. */
 export function recordPartsSql(ids: string): string {

@@ -51,12 +51,12 @@ export function describeMessageRecords(factory: StoreFactory): void {
         {
           messageId: 'd', status: 'DELIVERED', reason: null, finalAt: 3_000,
           message: { client: 'acme', upstream: 'up1', route: null, batchId: null, source: 'ACME', destination: '971500000001', acceptedAt: 1_000 },
-          parts: [{ part: 1, smscId: 'D1', bind: 'b1', acceptedAt: 3_000 }],
+          parts: [{ part: 1, smscId: 'D1', bind: 'b1', acceptedAt: 2_000 }],
         },
         {
           messageId: 'f', status: 'FAILED', reason: 'stat:UNDELIV err:034', finalAt: 3_100,
           message: { client: 'acme', upstream: 'up1', route: null, batchId: null, source: 'ACME', destination: '971500000001', acceptedAt: 1_000 },
-          parts: [{ part: 1, smscId: 'F1', bind: 'b1', acceptedAt: 3_100 }],
+          parts: [{ part: 1, smscId: 'F1', bind: 'b1', acceptedAt: 2_000 }],
         },
         {
           messageId: 'x', status: 'FAILED', reason: expect.stringMatching(/expired/) as unknown as string, finalAt: 2_000,
@@ -86,9 +86,9 @@ export function describeMessageRecords(factory: StoreFactory): void {
       await t.store.applyReceipt(receipt('M3', 'DELIVERED', 3_500));
       const [record] = await t.store.takeRecords(10, 4_000);
       expect(record?.parts).toEqual([
-        { part: 1, smscId: 'M1', bind: 'b1', acceptedAt: 3_000 },
-        { part: 2, smscId: 'M2', bind: 'b2', acceptedAt: 3_000 },
-        { part: 3, smscId: 'M3', bind: 'b1', acceptedAt: 3_500 },
+        { part: 1, smscId: 'M1', bind: 'b1', acceptedAt: 2_000 },
+        { part: 2, smscId: 'M2', bind: 'b2', acceptedAt: 2_000 },
+        { part: 3, smscId: 'M3', bind: 'b1', acceptedAt: 2_100 },
       ]);
       expect(record?.finalAt).toBe(3_500);
     });

@@ -68,7 +68,7 @@ describe('RecordWriter', () => {
     const lines = linesOf(path);
     expect(lines.find((l) => l.id === 'd')).toEqual({
       v: 1, id: 'd', client: 'acme', upstream: 'up1', route: null, batchId: null, bind: 'sim#0', sender: 'ACME', destination: '971500000001',
-      parts: 1, status: 'DELIVERED', reason: null, smscIds: ['D1'], acceptedAt: '1970-01-01T00:00:01.000Z', sentAt: '1970-01-01T00:00:03.000Z',
+      parts: 1, status: 'DELIVERED', reason: null, smscIds: ['D1'], acceptedAt: '1970-01-01T00:00:01.000Z', sentAt: '1970-01-01T00:00:02.000Z',
       finalAt: '1970-01-01T00:00:03.000Z',
     });
     expect(lines.map((l) => [l.id, l.status, l.reason, l.finalAt])).toEqual([
