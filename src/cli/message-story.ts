@@ -1,6 +1,6 @@
 /**
  * `smppd messages show` as text: GET /admin/messages/{id} — the message, its parts, what happened
- * to it in time order, and the events written for its client.
+ * to it in time order, and the events written for its client with their deliveries.
  */
 import type { MessageStory } from '../ingress/http/admin-ui/admin-views.js';
 import { oneLine, renderTable } from './text-table.js';
@@ -47,11 +47,13 @@ export function renderMessageStory(story: MessageStory): string[] {
 
   lines.push('', 'events');
   if (story.events.length === 0) {
-    lines.push('none (no webhook or event exchange for this client, or already delivered and removed)');
+    lines.push('none (no webhook or event exchange for this client)');
   } else {
     lines.push(...renderTable(
-      ['ID', 'KIND', 'STATUS', 'STATE', 'ATTEMPTS', 'CREATED', 'NEXT', 'LAST-ERROR'],
-      story.events.map((e) => [String(e.id), e.kind, dash(e.status), e.state, e.attempts, e.createdAt, dash(e.nextAttemptAt), dash(e.lastError)]),
+      ['ID', 'KIND', 'STATUS', 'STATE', 'ATTEMPTS', 'CREATED', 'NEXT', 'DELIVERED', 'LAST-ERROR'],
+      story.events.map((e) => [
+        String(e.id), e.kind, dash(e.status), e.state, e.attempts, e.createdAt, dash(e.nextAttemptAt), dash(e.deliveredAt ?? null), dash(e.lastError),
+      ]),
     ));
   }
   return lines;

@@ -2,7 +2,7 @@
  * The store's role for the operator's questions about messages, across clients: which messages
  * went to a number (or came from a client, in a time range, in a status), newest first, and the
  * whole story of one message (its parts, SMSC ids, every status change with its time and reason,
- * its events). The contract every role shares (commits, times) is in `store.ts`.
+ * its events and their deliveries). The contract every role shares (commits, times) is in `store.ts`.
  */
 import type { DeliveryStatus } from '../sms/status.js';
 
@@ -72,17 +72,21 @@ export interface StoryReceipt {
   receivedAt: number;
 }
 
-/** An event of the message still in the outbox (delivered events leave it). */
+/** An event of the message: still in the outbox, or delivered (its outbox row gone, its delivery logged). */
 export interface StoryEvent {
   id: number;
   kind: string;
   /** The status the event tells; null when its payload names none. */
   status: string | null;
-  /** pending, blocked or dead. */
-  state: string;
+  state: 'pending' | 'blocked' | 'dead' | 'delivered';
+  /** The sends made so far (a delivered event's: the one delivered too). */
   attempts: number;
   createdAt: number;
-  nextAttemptAt: number;
+  /** When it is due next; null once delivered. */
+  nextAttemptAt: number | null;
+  /** When its receiver took it; null until then. */
+  deliveredAt: number | null;
+  /** The error of its last failed send (a delivered event's: of the send before it); null when none failed. */
   lastError: string | null;
 }
 
@@ -101,6 +105,6 @@ export interface MessageSearch {
   /** Messages of every client that match `query`, newest first (by the order stored). */
   findMessages(query: MessageQuery): Promise<FoundMessages>;
 
-  /** One message with its parts, receipts and outbox events, in one snapshot; undefined when unknown. */
+  /** One message with its parts, receipts and events (in the outbox and delivered), in one snapshot; undefined when unknown. */
   messageStory(messageId: string): Promise<MessageStory | undefined>;
 }

@@ -19,7 +19,7 @@ export interface PruneCursor {
 
 /** What one `pruneFinished` call deleted, and where the next call goes on. */
 export interface PruneCounts {
-  /** Messages, with their parts and receipts. */
+  /** Messages, with their parts, receipts and delivered events' log. */
   messages: number;
   /** Batches, with their schedules. */
   batches: number;
@@ -34,7 +34,7 @@ export interface RetentionPruning {
    * - messages created and last changed before `before`, every part done, no receipt still to come
    *   (a SENT message that asked for one waits for it through its validity, or a week without one:
    *   `rules/retention.ts` receiptNoLongerExpected), no event left in the outbox (pending, blocked or
-   *   dead: a dead event keeps its message), with their parts and receipts;
+   *   dead: a dead event keeps its message), with their parts, receipts and log of delivered events;
    * - batches created before `before` with no message left and no schedule still scheduled, with their schedules;
    * - inbound messages received before `before` with no event left in the outbox.
    * It walks messages, then batches, then inbound messages in time order from `after` (null or

@@ -88,8 +88,12 @@ export function sampleMessageStory(): MessageStory {
     ],
     events: [
       {
-        id: 41, kind: 'webhook', status: 'DELIVERED', state: 'pending', attempts: 2, createdAt: '2026-11-27T02:01:02.000Z',
-        nextAttemptAt: '2026-11-27T02:01:10.000Z', lastError: 'HTTP 502',
+        id: 40, kind: 'status', status: 'SENT', state: 'delivered', attempts: 1, createdAt: '2026-11-27T02:01:00.120Z',
+        nextAttemptAt: null, deliveredAt: '2026-11-27T02:01:00.300Z', lastError: null,
+      },
+      {
+        id: 41, kind: 'status', status: 'DELIVERED', state: 'pending', attempts: 2, createdAt: '2026-11-27T02:01:02.000Z',
+        nextAttemptAt: '2026-11-27T02:01:10.000Z', deliveredAt: null, lastError: 'HTTP 502',
       },
     ],
   };

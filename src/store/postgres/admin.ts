@@ -6,8 +6,8 @@
 import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { Migration } from '../rules/migrations.js';
 import {
-  pageOf, pageRange, searchStatement, storyOf, STORY_EVENT_COLUMNS, STORY_MESSAGE_COLUMNS, STORY_PART_COLUMNS, STORY_RECEIPT_COLUMNS,
-  type FoundRow, type StoryEventRow, type StoryMessageRow, type StoryPartRow, type StoryReceiptRow,
+  pageOf, pageRange, searchStatement, storyOf, STORY_DELIVERED_COLUMNS, STORY_EVENT_COLUMNS, STORY_MESSAGE_COLUMNS, STORY_PART_COLUMNS, STORY_RECEIPT_COLUMNS,
+  type FoundRow, type StoryDeliveredRow, type StoryEventRow, type StoryMessageRow, type StoryPartRow, type StoryReceiptRow,
 } from '../rules/message-search.js';
 import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import type { Queryable, Tx } from './db.js';
@@ -91,5 +91,6 @@ export async function messageStory(tx: Queryable, messageId: string): Promise<Me
   const receipts = await tx.rows<StoryReceiptRow>(`SELECT ${STORY_RECEIPT_COLUMNS} FROM receipts WHERE message_id = $1 ORDER BY received_at, id`, [messageId]);
   const events = await tx.rows<StoryEventRow>(`SELECT ${STORY_EVENT_COLUMNS} FROM outbox WHERE message_id = $1 AND state IN ('pending', 'blocked')
     UNION ALL SELECT ${STORY_EVENT_COLUMNS} FROM outbox WHERE message_id = $1 AND state = 'dead' ORDER BY id`, [messageId]);
-  return storyOf(m, parts, receipts, events);
+  const delivered = await tx.rows<StoryDeliveredRow>(`SELECT ${STORY_DELIVERED_COLUMNS} FROM event_deliveries WHERE message_id = $1 ORDER BY event_id`, [messageId]);
+  return storyOf(m, parts, receipts, events, delivered);
 }

@@ -2,7 +2,8 @@
  * The outbox's side that the webhook dispatchers of every instance drive, as in the SQLite store
  * (`../sqlite/event-delivery.ts`): claiming due events (only the oldest undelivered event of each
  * message), settling them, dead events, and the re-push of `POST /sms/resendDlr`. Delivered
- * events are deleted.
+ * events are deleted, those of a message logged in `event_deliveries` for its story
+ * (`../rules/event-deliveries.ts`).
  *
  * A message's oldest undelivered event is 'pending', the later ones wait as 'blocked' and are
  * promoted when the one before is delivered or dies; everything that adds, promotes or removes a
@@ -18,9 +19,36 @@ import type { EventOutcome, OutboxEvent, SettledEvents } from '../outbox.js';
 import {
   toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
 } from '../rows.js';
+import { deliveryOf, DELIVERED_RETURNING, type DeliveredOutboxRow, type EventDelivery } from '../rules/event-deliveries.js';
+import type { Migration } from '../rules/migrations.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
 import type { Queryable, Tx } from './db.js';
 import { liveInstancesSql } from './locks.js';
+
+/**
+ * Migration 13, as the SQLite store's version 13. Its primary key is its one index: a delivery
+ * costs one insert into it, the story and the retention sweep read a message's range of it. No
+ * foreign key: a log row is written under its message's row lock, which the sweep takes (SKIP
+ * LOCKED) before it deletes the message and its log.
+ */
+export const PG_EVENT_DELIVERIES_MIGRATION: Migration = {
+  version: 13,
+  name: 'event deliveries',
+  sql: `
+CREATE TABLE event_deliveries (
+  message_id   TEXT    NOT NULL,
+  event_id     BIGINT  NOT NULL,
+  client       TEXT,
+  kind         TEXT    NOT NULL,
+  status       TEXT,
+  attempts     INTEGER NOT NULL,
+  created_at   BIGINT  NOT NULL,
+  delivered_at BIGINT  NOT NULL,
+  last_error   TEXT,
+  PRIMARY KEY (message_id, event_id)
+);
+`,
+};
 
 export const CLAIM_EVENTS_SQL = `WITH picked AS (
     SELECT o.id, o.next_attempt_at AS due FROM outbox o
@@ -50,9 +78,32 @@ export async function claimEvents(
 // writer of their events, so promoting the next one cannot race a new event being added.
 const LOCK_MESSAGES_SQL = `SELECT 1 FROM messages WHERE id IN (
     SELECT message_id FROM outbox WHERE id = ANY($1::bigint[]) AND message_id IS NOT NULL) ORDER BY seq FOR UPDATE`;
-const DELETE_DELIVERED_SQL = "DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND state = 'pending' RETURNING id, message_id";
-const SUPERSEDE_SQL = `DELETE FROM outbox o USING unnest($1::text[], $2::bigint[]) AS d(message_id, id)
-  WHERE o.message_id = d.message_id AND o.state = 'dead' AND o.id < d.id`;
+const DELETE_DELIVERED_SQL = `DELETE FROM outbox WHERE id = ANY($1::bigint[]) AND state = 'pending' RETURNING ${DELIVERED_RETURNING}`;
+/**
+ * The delivered events of messages (`$1` their messages, `$2` their ids), in one statement: logged
+ * for their messages' stories, and each message's older dead events deleted. An event is deleted
+ * once (the delete above finds it pending): a conflict cannot come, and if it did, the delivery
+ * must still settle. Each message's dead events are probed by key (outbox_message_dead): OFFSET 0
+ * keeps the lateral read per message, which the planner would otherwise join to every dead event
+ * of the outbox (all of them, after a receiver's outage) while the table has no statistics.
+ */
+export const LOG_AND_SUPERSEDE_SQL = `WITH logged AS (
+    INSERT INTO event_deliveries (message_id, event_id, client, kind, status, attempts, created_at, delivered_at, last_error)
+    SELECT l.message_id, l.event_id, l.client, l.kind, l.status, l.attempts, l.created_at, $9, l.last_error
+    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[])
+      AS l(message_id, event_id, client, kind, status, attempts, created_at, last_error)
+    ON CONFLICT DO NOTHING)
+  DELETE FROM outbox o USING (
+    SELECT x.id FROM unnest($1::text[], $2::bigint[]) AS d(message_id, id)
+    CROSS JOIN LATERAL (SELECT e.id FROM outbox e WHERE e.message_id = d.message_id AND e.state = 'dead' AND e.id < d.id OFFSET 0) x
+  ) AS older WHERE o.id = older.id`;
+
+function logAndSupersedeParams(logged: readonly EventDelivery[], now: number): unknown[] {
+  return [
+    logged.map((l) => l.messageId), logged.map((l) => l.eventId), logged.map((l) => l.client), logged.map((l) => l.kind),
+    logged.map((l) => l.status), logged.map((l) => l.attempts), logged.map((l) => l.createdAt), logged.map((l) => l.lastError), now,
+  ];
+}
 // A stale outcome (this instance's lease ended and another instance has claimed the event since)
 // leaves the other instance's lease alone; a delivery is good news from anyone.
 const MINE = '(leased_by IS NULL OR leased_by = $2)';
@@ -88,11 +139,11 @@ export async function settleEvents(tx: Tx, instanceId: string, outcomes: readonl
   const moved = new Set<string>();
   let superseded = 0;
   if (delivered.length > 0) {
-    const removed = (await tx.rows<{ id: number; message_id: string | null }>(DELETE_DELIVERED_SQL, [delivered]))
-      .filter((r): r is { id: number; message_id: string } => r.message_id !== null);
+    const logged = (await tx.rows<DeliveredOutboxRow>(DELETE_DELIVERED_SQL, [delivered]))
+      .flatMap((r) => deliveryOf(r, now) ?? []);
     // An older event of the message that died can never be sent now: it would move the receiver's status back.
-    if (removed.length > 0) superseded = await tx.run(SUPERSEDE_SQL, [removed.map((r) => r.message_id), removed.map((r) => r.id)]);
-    for (const r of removed) moved.add(r.message_id);
+    if (logged.length > 0) superseded = await tx.run(LOG_AND_SUPERSEDE_SQL, logAndSupersedeParams(logged, now));
+    for (const l of logged) moved.add(l.messageId);
   }
   if (retry.length > 0) await tx.run(RETRY_SQL, [retry.map((o) => o.id), instanceId, retry.map((o) => o.at), retry.map((o) => o.error)]);
   if (dead.length > 0) {

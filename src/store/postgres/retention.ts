@@ -53,6 +53,7 @@ const DELETE_MESSAGES_SQL = `WITH d AS (
     SELECT m.id FROM messages m WHERE m.seq = ANY($2::bigint[]) AND ${MESSAGE_FINISHED}),
   dr AS (DELETE FROM receipts WHERE message_id IN (SELECT id FROM d)),
   dp AS (DELETE FROM parts WHERE message_id IN (SELECT id FROM d)),
+  de AS (DELETE FROM event_deliveries WHERE message_id IN (SELECT id FROM d)),
   dm AS (DELETE FROM messages WHERE id IN (SELECT id FROM d) RETURNING 1)
   SELECT count(*) AS n FROM dm`;
 

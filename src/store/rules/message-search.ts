@@ -11,6 +11,7 @@
  */
 import type { DeliveryStatus } from '../../sms/status.js';
 import type { FoundMessage, FoundMessages, MessageQuery, MessageStory, StoryEvent, StoryPart, StoryReceipt } from '../message-search.js';
+import { eventStatus } from './event-deliveries.js';
 
 /** Messages (by seq) one page of a search without a destination reads at most. */
 export const SCAN_WINDOW = 50_000;
@@ -96,6 +97,7 @@ export const STORY_MESSAGE_COLUMNS = 'id, client, upstream, route, batch_id, sou
 export const STORY_PART_COLUMNS = 'part, state, status, reason, smsc_id, bind, attempts, sent_at, updated_at';
 export const STORY_RECEIPT_COLUMNS = 'part, status, reason, ignored, received_at';
 export const STORY_EVENT_COLUMNS = 'id, kind, payload, state, attempts, created_at, next_attempt_at, last_error';
+export const STORY_DELIVERED_COLUMNS = 'event_id, kind, status, attempts, created_at, delivered_at, last_error';
 
 export interface StoryMessageRow {
   id: string; client: string; upstream: string; route: string | null; batch_id: number | null; source: string; destination: string;
@@ -107,10 +109,16 @@ export interface StoryPartRow {
 }
 export interface StoryReceiptRow { part: number; status: DeliveryStatus | null; reason: string | null; ignored: string | null; received_at: number }
 export interface StoryEventRow {
-  id: number; kind: string; payload: string; state: string; attempts: number; created_at: number; next_attempt_at: number; last_error: string | null;
+  id: number; kind: string; payload: string; state: 'pending' | 'blocked' | 'dead'; attempts: number; created_at: number; next_attempt_at: number; last_error: string | null;
+}
+export interface StoryDeliveredRow {
+  event_id: number; kind: string; status: string | null; attempts: number; created_at: number; delivered_at: number; last_error: string | null;
 }
 
-export function storyOf(m: StoryMessageRow, parts: readonly StoryPartRow[], receipts: readonly StoryReceiptRow[], events: readonly StoryEventRow[]): MessageStory {
+/** The story; its events are those still in the outbox (`events`) and the delivered ones (`delivered`), by id. */
+export function storyOf(
+  m: StoryMessageRow, parts: readonly StoryPartRow[], receipts: readonly StoryReceiptRow[], events: readonly StoryEventRow[], delivered: readonly StoryDeliveredRow[],
+): MessageStory {
   return {
     message: {
       id: m.id, client: m.client, upstream: m.upstream, route: m.route, batchId: m.batch_id === null ? null : Number(m.batch_id), source: m.source,
@@ -121,19 +129,15 @@ export function storyOf(m: StoryMessageRow, parts: readonly StoryPartRow[], rece
       sentAt: p.sent_at === null ? null : Number(p.sent_at), updatedAt: Number(p.updated_at),
     })),
     receipts: receipts.map((r): StoryReceipt => ({ part: r.part, status: r.status, reason: r.reason, ignored: r.ignored, receivedAt: Number(r.received_at) })),
-    events: events.map((e): StoryEvent => ({
-      id: Number(e.id), kind: e.kind, status: eventStatus(e.payload), state: e.state, attempts: e.attempts, createdAt: Number(e.created_at),
-      nextAttemptAt: Number(e.next_attempt_at), lastError: e.last_error,
-    })),
+    events: [
+      ...events.map((e): StoryEvent => ({
+        id: Number(e.id), kind: e.kind, status: eventStatus(e.payload), state: e.state, attempts: e.attempts, createdAt: Number(e.created_at),
+        nextAttemptAt: Number(e.next_attempt_at), deliveredAt: null, lastError: e.last_error,
+      })),
+      ...delivered.map((d): StoryEvent => ({
+        id: Number(d.event_id), kind: d.kind, status: d.status, state: 'delivered', attempts: d.attempts, createdAt: Number(d.created_at),
+        nextAttemptAt: null, deliveredAt: Number(d.delivered_at), lastError: d.last_error,
+      })),
+    ].sort((a, b) => a.id - b.id),
   };
-}
-
-/** The status a status event's payload tells; null for another kind, or a payload that names none. */
-function eventStatus(payload: string): string | null {
-  try {
-    const status = (JSON.parse(payload) as { status?: unknown }).status;
-    return typeof status === 'string' ? status : null;
-  } catch {
-    return null;
-  }
 }

@@ -5,8 +5,8 @@
 import type { FoundMessages, MessageQuery, MessageStory } from '../message-search.js';
 import type { Migration } from '../rules/migrations.js';
 import {
-  pageOf, pageRange, searchStatement, storyOf, STORY_EVENT_COLUMNS, STORY_MESSAGE_COLUMNS, STORY_PART_COLUMNS, STORY_RECEIPT_COLUMNS,
-  type FoundRow, type StoryEventRow, type StoryMessageRow, type StoryPartRow, type StoryReceiptRow,
+  pageOf, pageRange, searchStatement, storyOf, STORY_DELIVERED_COLUMNS, STORY_EVENT_COLUMNS, STORY_MESSAGE_COLUMNS, STORY_PART_COLUMNS, STORY_RECEIPT_COLUMNS,
+  type FoundRow, type StoryDeliveredRow, type StoryEventRow, type StoryMessageRow, type StoryPartRow, type StoryReceiptRow,
 } from '../rules/message-search.js';
 import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import type { Sql } from './sql.js';
@@ -77,8 +77,9 @@ export function messageStory(sql: Sql, messageId: string): MessageStory | undefi
   if (!m) return undefined;
   const parts = sql.all<StoryPartRow>(`SELECT ${STORY_PART_COLUMNS} FROM parts WHERE message_id = ? ORDER BY part`, messageId);
   const receipts = sql.all<StoryReceiptRow>(`SELECT ${STORY_RECEIPT_COLUMNS} FROM receipts WHERE message_id = ? ORDER BY received_at, id`, messageId);
-  // Each state by its partial index (outbox_live, outbox_message_dead): delivered events are gone.
+  // Each state by its partial index (outbox_live, outbox_message_dead); the delivered ones by their log.
   const events = sql.all<StoryEventRow>(`SELECT ${STORY_EVENT_COLUMNS} FROM outbox WHERE message_id = ? AND state IN ('pending', 'blocked')
     UNION ALL SELECT ${STORY_EVENT_COLUMNS} FROM outbox WHERE message_id = ? AND state = 'dead' ORDER BY id`, messageId, messageId);
-  return storyOf(m, parts, receipts, events);
+  const delivered = sql.all<StoryDeliveredRow>(`SELECT ${STORY_DELIVERED_COLUMNS} FROM event_deliveries WHERE message_id = ? ORDER BY event_id`, messageId);
+  return storyOf(m, parts, receipts, events, delivered);
 }

@@ -2,7 +2,8 @@
  * The outbox's side that the webhook dispatcher drives: claiming due events (only the oldest
  * undelivered event of each message, so a message's events go out in order), settling them,
  * dead events, and the re-push of `POST /sms/resendDlr`. Delivered events are deleted: the
- * outbox holds what is still to deliver, and the dead.
+ * outbox holds what is still to deliver, and the dead. A delivered event of a message is logged
+ * in `event_deliveries` as it is deleted (`../rules/event-deliveries.ts`), for its story.
  */
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
 import type { EventOutcome, OutboxDepth, OutboxEvent, SettledEvents } from '../outbox.js';
@@ -10,8 +11,34 @@ import {
   toDeadEvent, toOutboxEvent, type DeadEventRow, type OutboxRow, type ResendMessageRow, type ResendPartRow,
 } from '../rows.js';
 import { resendCause, resendPage, resentEvent } from '../status-events.js';
+import { deliveryOf, DELIVERED_RETURNING, type DeliveredOutboxRow } from '../rules/event-deliveries.js';
+import type { Migration } from '../rules/migrations.js';
 import { writeStatusEvent } from './outbox.js';
 import type { Sql } from './sql.js';
+
+/**
+ * Migration 13 (listed in `migrations.ts`; never edited once released): the delivered events of
+ * messages. One b-tree keyed by message (WITHOUT ROWID): a delivery costs one insert, the story
+ * and the retention sweep read a range of it.
+ */
+export const EVENT_DELIVERIES_MIGRATION: Migration = {
+  version: 13,
+  name: 'event deliveries',
+  sql: `
+CREATE TABLE event_deliveries (
+  message_id   TEXT    NOT NULL,
+  event_id     INTEGER NOT NULL,
+  client       TEXT,
+  kind         TEXT    NOT NULL,
+  status       TEXT,
+  attempts     INTEGER NOT NULL,
+  created_at   INTEGER NOT NULL,
+  delivered_at INTEGER NOT NULL,
+  last_error   TEXT,
+  PRIMARY KEY (message_id, event_id)
+) WITHOUT ROWID;
+`,
+};
 
 // Pending events are the heads of their messages (later ones wait as 'blocked'), so a claim
 // reads due events only: a backlog behind a receiver that is down costs it nothing.
@@ -31,7 +58,11 @@ export function claimEvents(sql: Sql, client: string, now: number, limit: number
   });
 }
 
-const DELETE_DELIVERED_SQL = "DELETE FROM outbox WHERE id = ? AND state = 'pending' RETURNING message_id";
+const DELETE_DELIVERED_SQL = `DELETE FROM outbox WHERE id = ? AND state = 'pending' RETURNING ${DELIVERED_RETURNING}`;
+// An event is deleted once (the delete above finds it pending): a conflict cannot come, and if it
+// did, the delivery must still settle.
+const LOG_DELIVERED_SQL = `INSERT INTO event_deliveries (message_id, event_id, client, kind, status, attempts, created_at, delivered_at, last_error)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
 const SUPERSEDE_SQL = "DELETE FROM outbox WHERE message_id = ? AND state = 'dead' AND id < ?";
 const RETRY_SQL = `UPDATE outbox SET next_attempt_at = ?, lease_until = NULL, attempts = attempts + 1, last_error = ?
   WHERE id = ? AND state = 'pending'`;
@@ -52,7 +83,12 @@ export function settleEvents(sql: Sql, outcomes: readonly EventOutcome[], now: n
   for (const o of outcomes) {
     switch (o.kind) {
       case 'delivered': {
-        const row = sql.get<{ message_id: string | null }>(DELETE_DELIVERED_SQL, o.id);
+        const row = sql.get<DeliveredOutboxRow>(DELETE_DELIVERED_SQL, o.id);
+        const logged = row === undefined ? undefined : deliveryOf(row, now);
+        if (logged) {
+          sql.run(LOG_DELIVERED_SQL, logged.messageId, logged.eventId, logged.client, logged.kind, logged.status, logged.attempts,
+            logged.createdAt, logged.deliveredAt, logged.lastError);
+        }
         if (row?.message_id) {
           // An older event of the message that died can never be sent now: it would move the
           // receiver's status back.

@@ -60,6 +60,7 @@ export const PRUNE_SQL: Readonly<Record<PruneTable, TableWalk>> = {
     deletes: [
       `DELETE FROM receipts WHERE message_id IN (SELECT id FROM messages WHERE seq IN ${IDS})`,
       `DELETE FROM parts WHERE message_id IN (SELECT id FROM messages WHERE seq IN ${IDS})`,
+      `DELETE FROM event_deliveries WHERE message_id IN (SELECT id FROM messages WHERE seq IN ${IDS})`,
       `DELETE FROM messages WHERE seq IN ${IDS}`,
     ],
   },

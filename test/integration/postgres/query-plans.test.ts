@@ -9,7 +9,7 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { CLAIM_SQL } from '../../../src/store/postgres/claim.js';
-import { ABANDONED_EVENTS_SQL, CLAIM_EVENTS_SQL, RENEW_EVENT_LEASES_SQL } from '../../../src/store/postgres/event-delivery.js';
+import { ABANDONED_EVENTS_SQL, CLAIM_EVENTS_SQL, LOG_AND_SUPERSEDE_SQL, RENEW_EVENT_LEASES_SQL } from '../../../src/store/postgres/event-delivery.js';
 import { LOCK_SQL } from '../../../src/store/postgres/part-status.js';
 import { isPlannedEachRun } from '../../../src/store/postgres/statements.js';
 import { FIND_PARTS_SQL } from '../../../src/store/postgres/receipts.js';
@@ -244,6 +244,20 @@ describePg('PostgresStore query plans of a batch of 500, on tables of 40,000 wit
     noJoinByHashOrMerge(flush);
     noScanOf(flush, 'parts', 'messages', 'outbox');
     expect(flush).toContain('outbox_live');
+  });
+
+  it('the settle of 500 delivered events logs them and finds each message\'s dead events by key', async () => {
+    // A receiver back after a while: every message has a dead SUBMITTED, and its SENT is delivered.
+    await schema.sql(`INSERT INTO outbox (kind, message_id, client, upstream, payload, created_at, queued_at, next_attempt_at, state)
+      SELECT 'status', 'bulk-' || g, 'acme', 'up1', '{}', 1, 1, 1, s FROM generate_series(1, ${SIZE}) g, unnest(ARRAY['dead', 'pending']) s`);
+    const ids = BATCH.map((_, i) => 2 * (1 + i * 79));
+    const params = [BATCH, ids, BATCH.map(() => 'acme'), BATCH.map(() => 'status'), BATCH.map(() => 'SENT'), BATCH.map(() => 1), BATCH.map(() => 1), BATCH.map(() => null), 2];
+    for (const plan of Object.values(await plansOf(schema, LOG_AND_SUPERSEDE_SQL, params))) {
+      noJoinByHashOrMerge(plan);
+      noScanOf(plan, 'outbox');
+      expect(plan).toContain('outbox_message_dead');
+      expect(plan).toMatch(/Insert on event_deliveries/);
+    }
   });
 
   it('the receipt keys of 500 submit outcomes find their messages by id, in the generic plan too (with 500 receipts\' keys beside them)', async () => {

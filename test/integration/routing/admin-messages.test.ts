@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cleanups } from '../../support/daemon-child.js';
+import { until } from '../../support/engine.js';
+import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { describePg, PG_URL, pgSchema } from '../postgres/pg-store.js';
 import { ADMIN_CONFIG, call } from './admin.js';
 import { routingDaemon, smsc, untilAllFinal } from './rig.js';
@@ -77,6 +79,35 @@ function searchAndShow(store: () => Promise<string | undefined>): void {
     // Neither client has a webhook: no events.
     expect(s.events).toEqual([]);
     expect((await call(r, 'GET', '/admin/messages/no-such-id')).body).toMatchObject({ status: 404, errorCode: 'MESSAGE_NOT_FOUND' });
+  }, 60_000);
+
+  it('tells the events of a message whose client has a webhook: each delivered, with its time, its sends and the error before', async () => {
+    const hook = await startWebhookReceiver();
+    cleanups.push(() => hook.close());
+    // The receiver refuses its first request: that event is delivered on its second send.
+    hook.setBehaviour((_req, index) => (index === 0 ? { status: 502 } : { status: 200 }));
+    const a = await smsc(cleanups);
+    const storeMap = await store();
+    const r = await routingDaemon(cleanups, { upstreams: [{ name: 'a', smsc: a }], extra: ADMIN_CONFIG, webhooks: { app: hook.url }, ...(storeMap ? { store: storeMap } : {}) });
+    await r.untilAvailable('a');
+    const id = await r.send(NUMBER, 'with events', 'app');
+    expect(await untilAllFinal(r, [id])).toEqual(['DELIVERED']);
+    await hook.waitForAccepted(3);
+
+    type Event = { id: number; kind: string; status: string; state: string; attempts: number; createdAt: string; nextAttemptAt: string | null; deliveredAt: string | null; lastError: string | null };
+    let events: Event[] = [];
+    // Read until the last delivery has settled (it commits after the receiver's answer).
+    await until(async () => {
+      events = ((await call(r, 'GET', `/admin/messages/${id}`)).body as { events: Event[] }).events;
+      return events.length === 3 && events.every((e) => e.state === 'delivered');
+    }, 10_000, 'three delivered events in the story');
+    expect(events.map((e) => `${e.status} ${e.state} ${e.attempts}`)).toEqual(['SUBMITTED delivered 2', 'SENT delivered 1', 'DELIVERED delivered 1']);
+    expect(events[0]!.lastError).toMatch(/502/);
+    for (const e of events) {
+      expect(e).toMatchObject({ kind: 'status', nextAttemptAt: null });
+      expect(Date.parse(e.deliveredAt!)).toBeGreaterThanOrEqual(Date.parse(e.createdAt));
+    }
+    expect(events[1]!.lastError).toBeNull();
   }, 60_000);
 }
 

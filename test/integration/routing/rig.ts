@@ -101,6 +101,8 @@ export interface RoutingDaemonOptions {
   store?: string;
   /** More top-level lines of the YAML, e.g. `admin: { tokens: [...] }`. */
   extra?: string[];
+  /** A webhook URL per client (quick retries): its messages write events, delivered there. */
+  webhooks?: Partial<Record<ClientName, string>>;
   log?: Log;
 }
 
@@ -121,6 +123,9 @@ export interface RoutingDaemon {
   counter(name: string, labels?: Record<string, string>): Promise<number>;
 }
 
+const webhookOf = (url: string | undefined): string => (url === undefined ? ''
+  : `, webhook: { url: "${url}", secret: routing-webhook-secret-0123456789, allowHttp: true, retry: { initialSeconds: 0.05, maxSeconds: 0.2 } }`);
+
 /**
  * A daemon with `upstreams` (one bind each, quick reconnects, failover after 1 s unless told) and `routes`;
  * clients `app` and `shop`. Stopped after the test.
@@ -133,7 +138,7 @@ export async function routingDaemon(cleanups: Cleanups, o: RoutingDaemonOptions)
   const config = await parseConfig([
     'log: { level: silent }',
     'http: { listen: "127.0.0.1:0" }',
-    `clients: [{ name: app, token: ${TOKENS.app} }, { name: shop, token: ${TOKENS.shop} }]`,
+    `clients: [${(['app', 'shop'] as const).map((c) => `{ name: ${c}, token: ${TOKENS[c]}${webhookOf(o.webhooks?.[c])} }`).join(', ')}]`,
     `store: ${o.store ?? '{ path: smppd.db }'}`,
     'upstreams:',
     ...upstreamLines,

@@ -3,6 +3,8 @@ import type { ReceiptRecord } from '../../../src/store/receipts.js';
 import { newMessage } from '../sqlite-store.js';
 import { storePerTest, type StoreFactory } from './harness.js';
 
+const LEASE = 60_000;
+
 const accepted = (part: number, smscId: string) => ({ part, kind: 'accepted' as const, smscId, matchKey: smscId.toLowerCase(), bind: 'up1#0', attempts: 1 });
 
 function receipt(key: string, status: 'DELIVERED' | 'SENT', receivedAt: number): ReceiptRecord {
@@ -98,8 +100,55 @@ export function describeAdminReads(factory: StoreFactory): void {
       ]);
       // Its events wait in the outbox (nobody delivers them here), oldest first: the later one behind the first.
       expect(story.events).toEqual([
-        { id: expect.any(Number) as number, kind: 'status', status: 'SUBMITTED', state: 'pending', attempts: 0, createdAt: 1_000, nextAttemptAt: 1_000, lastError: null },
-        { id: expect.any(Number) as number, kind: 'status', status: 'REJECTED', state: 'blocked', attempts: 0, createdAt: 2_000, nextAttemptAt: 2_000, lastError: null },
+        {
+          id: expect.any(Number) as number, kind: 'status', status: 'SUBMITTED', state: 'pending', attempts: 0, createdAt: 1_000, nextAttemptAt: 1_000,
+          deliveredAt: null, lastError: null,
+        },
+        {
+          id: expect.any(Number) as number, kind: 'status', status: 'REJECTED', state: 'blocked', attempts: 0, createdAt: 2_000, nextAttemptAt: 2_000,
+          deliveredAt: null, lastError: null,
+        },
+      ]);
+    });
+
+    it('tells every event of the message: delivered ones with their time and sends, dead ones with their last error, waiting ones', async () => {
+      await t.store.accept({ messages: [newMessage('e'), newMessage('other')], now: 1_000 });
+      await t.store.claim('up1', 1_500, 10);
+      await t.store.recordSubmit('e', [accepted(1, 'E1')], 2_000);
+      await t.store.applyReceipt(receipt('e1', 'DELIVERED', 3_000));
+      await t.store.recordInbound({
+        upstream: 'up1', client: 'acme', events: true, source: '447700900123', destination: '12345', text: 'STOP', dataCoding: 0, parts: 1, receivedAt: 3_500,
+      });
+      const head = async (now: number) => (await t.store.claimEvents('acme', now, 10, now + LEASE)).filter((e) => e.messageId === 'e');
+      // SUBMITTED fails once (the others' events are given back), then is delivered, in one settle with the other message's and the inbound event.
+      const first = await t.store.claimEvents('acme', 4_000, 10, 4_000 + LEASE);
+      const submitted = first.find((e) => e.messageId === 'e');
+      await t.store.settleEvents(first.map((e) => (e === submitted ? { id: e.id, kind: 'retry' as const, at: 4_500, error: 'HTTP 502' } : { id: e.id, kind: 'release' as const })), 4_100);
+      const due = await t.store.claimEvents('acme', 4_500, 10, 4_500 + LEASE);
+      expect(due.map((e) => e.kind).sort()).toEqual(['inbound', 'status', 'status']);
+      await t.store.settleEvents(due.map((e) => ({ id: e.id, kind: 'delivered' as const })), 4_600);
+      // SENT dies; DELIVERED is next.
+      const [sent] = await head(4_700);
+      await t.store.settleEvents([{ id: sent!.id, kind: 'dead', error: 'HTTP 500' }], 4_700);
+
+      const story = (await t.store.messageStory('e'))!;
+      expect(story.events.map((e) => e.id)).toEqual([submitted!.id, sent!.id, expect.any(Number) as number]);
+      expect(story.events).toEqual([
+        { id: submitted!.id, kind: 'status', status: 'SUBMITTED', state: 'delivered', attempts: 2, createdAt: 1_000, nextAttemptAt: null, deliveredAt: 4_600, lastError: 'HTTP 502' },
+        { id: sent!.id, kind: 'status', status: 'SENT', state: 'dead', attempts: 1, createdAt: 2_000, nextAttemptAt: expect.any(Number) as number, deliveredAt: null, lastError: 'HTTP 500' },
+        { id: expect.any(Number) as number, kind: 'status', status: 'DELIVERED', state: 'pending', attempts: 0, createdAt: 3_000, nextAttemptAt: 4_700, deliveredAt: null, lastError: null },
+      ]);
+      // Each message's story tells its own events; the inbound event (of no message) is not logged.
+      expect((await t.store.messageStory('other'))!.events).toMatchObject([{ status: 'SUBMITTED', state: 'delivered', attempts: 1, deliveredAt: 4_600, lastError: null }]);
+      expect(await t.rows('SELECT message_id, attempts FROM event_deliveries ORDER BY event_id')).toEqual([
+        { message_id: 'e', attempts: 2 }, { message_id: 'other', attempts: 1 },
+      ]);
+      // The log outlives a restart, and a delivered event is logged once.
+      await t.reopen();
+      const [last] = await head(5_000);
+      await t.store.settleEvents([{ id: last!.id, kind: 'delivered' }, { id: last!.id, kind: 'delivered' }], 5_100);
+      expect((await t.store.messageStory('e'))!.events.filter((e) => e.state === 'delivered').map((e) => [e.status, e.deliveredAt])).toEqual([
+        ['SUBMITTED', 4_600], ['DELIVERED', 5_100],
       ]);
     });
   });

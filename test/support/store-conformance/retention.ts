@@ -102,7 +102,7 @@ export function describeRetention(factory: StoreFactory): void {
       expect(await messageIds()).toEqual([]);
     });
 
-    it('keeps a message with an event in the outbox, pending or dead; once its events are delivered it goes', async () => {
+    it('keeps a message with an event in the outbox, pending or dead; once its events are delivered it goes, with their log', async () => {
       await finished(['pending'], { events: true });
       await finished(['dead'], { events: true, client: 'globex' });
       // globex's receiver is down: its events die, one after the other (kept, listable, re-sendable).
@@ -120,8 +120,12 @@ export function describeRetention(factory: StoreFactory): void {
         const [head] = await t.store.claimEvents('acme', 4_000 + i, 1, 4_000 + i + LEASE);
         await t.store.settleEvents([{ id: head!.id, kind: 'delivered' }], 4_000 + i);
       }
+      const logged = () => count('SELECT COUNT(*) AS n FROM event_deliveries WHERE message_id = $1', ['pending']);
+      expect(await logged()).toBe(3);
       expect(await sweep(CUTOFF)).toMatchObject({ messages: 1 });
       expect(await messageIds()).toEqual(['dead']);
+      // The log of its delivered events goes with it.
+      expect(await logged()).toBe(0);
       expect((await t.store.listDeadEvents('globex', 10)).map((e) => e.messageId)).toEqual(['dead', 'dead', 'dead']);
     });
 

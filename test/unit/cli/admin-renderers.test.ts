@@ -105,12 +105,13 @@ describe('smppd messages show story', () => {
     expect(lines).toContain('  text      "Your code is 1234\\nThanks"');
   });
 
-  it('prints its parts, its history in order and its events', () => {
+  it('prints its parts, its history in order and its events, delivered ones with their time', () => {
     expect(row(lines, '1')).toEqual(['1', 'done', 'DELIVERED', '0A1B2C', 'demo#0', '1', '2026-11-27T02:01:00.100Z', '2026-11-27T02:01:02.000Z', '-']);
     const history = lines.slice(lines.indexOf('history'));
     expect(history.filter((l) => l.startsWith('2026')).map((l) => l.split(/\s+/).slice(1, 4))).toEqual([
       ['all', 'SUBMITTED', 'accept'], ['1', 'SENT', 'submit'], ['1', 'DELIVERED', 'receipt'],
     ]);
-    expect(row(lines, '41')).toEqual(['41', 'webhook', 'DELIVERED', 'pending', '2', '2026-11-27T02:01:02.000Z', '2026-11-27T02:01:10.000Z', 'HTTP', '502']);
+    expect(row(lines, '40')).toEqual(['40', 'status', 'SENT', 'delivered', '1', '2026-11-27T02:01:00.120Z', '-', '2026-11-27T02:01:00.300Z', '-']);
+    expect(row(lines, '41')).toEqual(['41', 'status', 'DELIVERED', 'pending', '2', '2026-11-27T02:01:02.000Z', '2026-11-27T02:01:10.000Z', '-', 'HTTP', '502']);
   });
 });

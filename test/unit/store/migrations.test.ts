@@ -21,11 +21,11 @@ describe('SqliteStore migrations and settings', () => {
       { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
       { version: 9, name: 'routes and failover' }, { version: 10, name: 'idempotency keys' },
       { version: 11, name: 'upstream suspensions and message search' },
-      { version: 12, name: 'message records' },
+      { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);
-    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled', 'idempotency_keys', 'message_records']) {
+    for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled', 'idempotency_keys', 'message_records', 'event_deliveries']) {
       expect(tables).toContain(t);
     }
   });

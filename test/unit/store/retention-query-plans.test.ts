@@ -51,7 +51,7 @@ describe('SqliteStore retention sweep: query plans and bounded calls', () => {
         expect(p.replaceAll('SCAN json_each', ''), sql).not.toMatch(/\bSCAN\b/);
       }
     }
-    const [, , deleteMessages] = PRUNE_SQL.messages.deletes;
+    const deleteMessages = PRUNE_SQL.messages.deletes.at(-1);
     expect(plan(deleteMessages!, '[1]')).toMatch(/receipts_part \(message_id=\?\).*sqlite_autoindex_parts_1 \(message_id=\?\)/);
   });
 

@@ -46,7 +46,7 @@ export interface MessageList {
   next: string | null;
 }
 
-/** GET /admin/messages/{id}: the message, its parts, what happened to it, its events. */
+/** GET /admin/messages/{id}: the message, its parts, what happened to it, its events and their deliveries. */
 export interface MessageStory {
   message: {
     id: string;
@@ -87,10 +87,14 @@ export interface MessageStory {
     kind: string;
     /** null when the event names no status. */
     status: string | null;
+    /** pending, blocked, dead or delivered. */
     state: string;
     attempts: number;
     createdAt: string;
+    /** null once delivered. */
     nextAttemptAt: string | null;
+    /** null until delivered. */
+    deliveredAt: string | null;
     lastError: string | null;
   }>;
 }

@@ -1,6 +1,6 @@
 /**
  * GET /admin/messages (search across clients, newest first, a page at a time) and
- * GET /admin/messages/{id} (one message's whole story: parts, SMSC ids, history, events).
+ * GET /admin/messages/{id} (one message's whole story: parts, SMSC ids, history, events and their deliveries).
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -79,7 +79,8 @@ export function storyView(story: MessageStory) {
     history: messageHistory(story),
     events: story.events.map((e) => ({
       id: e.id, kind: e.kind, status: e.status, state: e.state, attempts: e.attempts, createdAt: iso(e.createdAt),
-      nextAttemptAt: iso(e.nextAttemptAt), lastError: e.lastError,
+      nextAttemptAt: e.nextAttemptAt === null ? null : iso(e.nextAttemptAt), deliveredAt: e.deliveredAt === null ? null : iso(e.deliveredAt),
+      lastError: e.lastError,
     })),
   };
 }

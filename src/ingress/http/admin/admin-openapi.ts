@@ -95,9 +95,13 @@ export const adminSchemas: Json = {
     },
     events: {
       type: 'array',
-      description: 'The message\'s events still in the outbox (pending, blocked or dead); delivered ones have left it.',
+      description: 'The message\'s events, oldest first: waiting in the outbox (pending, blocked), dead, or delivered.',
       items: object({
-        id: int, kind: str, status: nullable(str), state: str, attempts: int, createdAt: time, nextAttemptAt: time, lastError: nullable(str),
+        id: int, kind: str, status: nullable(str), state: { type: 'string', enum: ['pending', 'blocked', 'dead', 'delivered'] },
+        attempts: { ...int, description: 'Sends made so far; a delivered event\'s count the one delivered.' },
+        createdAt: time, nextAttemptAt: { ...nullable(time), description: 'When it is due next; null once delivered.' },
+        deliveredAt: { ...nullable(time), description: 'When its receiver took it; null until delivered.' },
+        lastError: { ...nullable(str), description: 'The error of its last failed send; null when none failed.' },
       }),
     },
   }),
