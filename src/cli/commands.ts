@@ -18,9 +18,24 @@ Commands:
 
 Run 'smppd <command> --help' for a command's options.`;
 
+/** Commands that print for a person or a script, never the daemon's log (`start`). */
+const PRINTING = new Set(['check-config', 'send', 'route', 'status', 'upstream', 'messages', 'version', '--version', 'help', '--help', '-h']);
+
+/**
+ * A reader that stops early (`smppd status | head`) closes the pipe: what is left is not wanted,
+ * which is no failure of the command. Not for `start`, whose standard output is its log.
+ */
+function endQuietlyOnClosedPipe(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(0);
+  });
+}
+
 /** Runs one command and resolves to the process exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === undefined || PRINTING.has(command)) endQuietlyOnClosedPipe();
   switch (command) {
     case 'start':
       return (await import('./start.js')).runStart(rest);
