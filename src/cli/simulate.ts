@@ -24,6 +24,8 @@ Options:
                               /drop, /reset); 0 = none (default 0)
   --response-delay-ms N       delay before each submit_sm_resp (default 0)
   --throttle-rate N           submit_sm per second per bind before ESME_RTHROTTLED, 0 = off (default 0)
+  --account-throttle-rate N   submit_sm per second shared by all binds of the account before
+                              ESME_RTHROTTLED, 0 = off (default 0)
   --receipt-delay-ms N        delay from submit_sm_resp to the delivery receipt (default 500)
   --no-receipts               never send delivery receipts
   --receipt-routing R         which bind of the account a receipt goes to (default same):
@@ -82,6 +84,7 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
       'status-port': { type: 'string' },
       'response-delay-ms': { type: 'string' },
       'throttle-rate': { type: 'string' },
+      'account-throttle-rate': { type: 'string' },
       'receipt-delay-ms': { type: 'string' },
       'no-receipts': { type: 'boolean' },
       'receipt-routing': { type: 'string' },
@@ -98,6 +101,7 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
   const behaviour: BehaviourPatch = {
     responseDelayMs: count('response-delay-ms', values['response-delay-ms'], 0),
     throttleRatePerBind: count('throttle-rate', values['throttle-rate'], 0),
+    throttleRatePerAccount: count('account-throttle-rate', values['account-throttle-rate'], 0),
     messageIdFormat: format,
     receiptRouting: routing,
     receipts: {

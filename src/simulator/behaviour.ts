@@ -37,6 +37,13 @@ export interface SimulatorBehaviour {
   throttleRatePerBind: number;
   /** Tokens the throttle saves up; 0 = rate / 50, at least 1. Default 0. */
   throttleBurst: number;
+  /**
+   * submit_sm per second shared by every bind of one system_id before ESME_RTHROTTLED, as SMSCs
+   * limit an account; 0 = no limit. Default 0. Applies on top of `throttleRatePerBind`.
+   */
+  throttleRatePerAccount: number;
+  /** Tokens the account's throttle saves up; 0 = rate / 50, at least 1. Default 0. */
+  throttleAccountBurst: number;
   /** Weighted mix of submit_sm_resp command_status values (keys numeric). Default { 0: 1 }. */
   submitStatus: Record<number, number>;
   receipts: ReceiptBehaviour;
@@ -67,6 +74,8 @@ export function defaultBehaviour(): SimulatorBehaviour {
     responseDelayMs: 0,
     throttleRatePerBind: 0,
     throttleBurst: 0,
+    throttleRatePerAccount: 0,
+    throttleAccountBurst: 0,
     submitStatus: { 0: 1 },
     receipts: {
       enabled: true,
@@ -101,6 +110,7 @@ export interface CompiledBehaviour {
   readonly submitStatus: WeightedPicker<number>;
   readonly outcomes: WeightedPicker<ReceiptStat>;
   readonly throttleBurst: number;
+  readonly throttleAccountBurst: number;
   responseDelay(random: () => number): number;
   receiptDelay(random: () => number): number;
 }
@@ -120,6 +130,7 @@ export function compileBehaviour(spec: SimulatorBehaviour, version: number): Com
     submitStatus: new WeightedPicker(Object.entries(spec.submitStatus).map(([k, w]) => [Number(k), w] as const)),
     outcomes: new WeightedPicker(Object.entries(spec.receipts.outcomes).map(([k, w]) => [k as ReceiptStat, w ?? 0] as const)),
     throttleBurst: spec.throttleBurst > 0 ? spec.throttleBurst : defaultThrottleBurst(spec.throttleRatePerBind),
+    throttleAccountBurst: spec.throttleAccountBurst > 0 ? spec.throttleAccountBurst : defaultThrottleBurst(spec.throttleRatePerAccount),
     responseDelay: delayFn(spec.responseDelayMs),
     receiptDelay: delayFn(spec.receipts.delayMs),
   };
@@ -158,6 +169,8 @@ function checkBehaviour(b: SimulatorBehaviour): void {
   checkDelay('responseDelayMs', b.responseDelayMs);
   checkCount('throttleRatePerBind', b.throttleRatePerBind);
   checkCount('throttleBurst', b.throttleBurst);
+  checkCount('throttleRatePerAccount', b.throttleRatePerAccount);
+  checkCount('throttleAccountBurst', b.throttleAccountBurst);
   checkMix('submitStatus', b.submitStatus, (k) => Number.isInteger(Number(k)) && Number(k) >= 0 && Number(k) <= 0xffffffff);
   checkDelay('receipts.delayMs', b.receipts.delayMs);
   checkCount('receipts.batchMs', b.receipts.batchMs);

@@ -11,7 +11,7 @@ import { BindCounters, bump, type BindMode } from './counters.js';
 import { BatchWriter } from './batch-writer.js';
 import { DelayQueue } from './delay-queue.js';
 import type { ReceiptDesk, ReceiptJob, ReceiptTarget } from './receipts.js';
-import { SubmitChecks } from './submit-checks.js';
+import { SubmitChecks, type SubmitThrottle } from './submit-checks.js';
 
 const SUBMIT_SM = 0x00000004;
 const DELIVER_SM_RESP = 0x80000005;
@@ -33,6 +33,8 @@ export interface ConnectionHost {
   bindRejected(status: number): void;
   /** Registers a successful bind and returns its counters (with its bindId). */
   bound(conn: SimConnection, systemId: string, systemType: string, mode: BindMode): BindCounters;
+  /** The rate limit every bind of `systemId` shares. */
+  accountThrottle(systemId: string): SubmitThrottle;
   /** The bind is over (unbind or close); `unanswered` are receipts it never answered. */
   unbound(conn: SimConnection, unanswered: ReceiptJob[]): void;
   closed(conn: SimConnection): void;
@@ -76,7 +78,8 @@ export class SimConnection implements ReceiptTarget {
   #closed = false;
   #seq = 0;
   #submits = 0;
-  readonly #checks = new SubmitChecks();
+  /** Replaced on the bind, when the account is known; a submit_sm before it is refused unchecked. */
+  #checks = new SubmitChecks();
 
   constructor(socket: Socket, host: ConnectionHost) {
     this.#socket = socket;
@@ -266,6 +269,7 @@ export class SimConnection implements ReceiptTarget {
     this.#systemId = pdu.systemId;
     this.#systemType = pdu.systemType;
     this.#counters = this.#host.bound(this, pdu.systemId, pdu.systemType, this.#mode);
+    this.#checks = new SubmitChecks(this.#host.accountThrottle(pdu.systemId));
   }
 
   #onUnbind(seq: number): void {

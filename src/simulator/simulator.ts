@@ -14,6 +14,7 @@ import { RateTracker } from '../core/rate-tracker.js';
 import { ReceiptRouter, type ReceiptOrigin, type ReceiptRouting, type RoutingChoice } from './receipt-routing.js';
 import { ReceiptDesk, type ReceiptJob, type ReceiptTarget } from './receipts.js';
 import { StatusServer } from './status-server.js';
+import { SubmitThrottle } from './submit-checks.js';
 
 /**
  * The built-in SMSC: a real SMPP v3.4 server for demos, tests and the benchmark. Accounts,
@@ -33,6 +34,8 @@ export class SmscSimulator {
   /** Bound connections per account. */
   readonly #bound = new Map<string, Set<SimConnection>>();
   readonly #countersOf = new Map<SimConnection, BindCounters>();
+  /** The per-account rate limit, by system_id: one bucket shared by all of an account's binds. */
+  readonly #accountThrottles = new Map<string, SubmitThrottle>();
   readonly #router = new ReceiptRouter();
   #compiled: CompiledBehaviour;
   #server: Server | undefined;
@@ -67,6 +70,7 @@ export class SmscSimulator {
     if (this.#server) throw new SmppdError(ErrorCode.INTERNAL, 'simulator already started');
     this.#stopping = false;
     this.#ids.newPrefix(this.#random);
+    this.#resetAccountThrottles(); // a restarted SMSC has forgotten what the accounts sent
     const tls = this.#options.tls;
     let server: Server;
     if (tls) {
@@ -187,8 +191,12 @@ export class SmscSimulator {
     };
   }
 
-  /** Zeroes every count, forgets closed binds and recorded submits; gauges (outstanding, pending) stay. */
+  /**
+   * Zeroes every count, forgets closed binds and recorded submits, and gives every account's
+   * throttle a full burst again; gauges (outstanding, pending) and per-bind throttles stay.
+   */
   resetCounters(): void {
+    this.#resetAccountThrottles();
     this.#binds = this.#binds.filter((b) => b.closedAt === null);
     for (const b of this.#binds) b.reset();
     this.#unbound.reset();
@@ -233,6 +241,16 @@ export class SmscSimulator {
     return counters;
   }
 
+  #accountThrottle(systemId: string): SubmitThrottle {
+    let throttle = this.#accountThrottles.get(systemId);
+    if (!throttle) this.#accountThrottles.set(systemId, (throttle = new SubmitThrottle('account')));
+    return throttle;
+  }
+
+  #resetAccountThrottles(): void {
+    for (const throttle of this.#accountThrottles.values()) throttle.reset();
+  }
+
   #onUnbound(conn: SimConnection, unanswered: ReceiptJob[]): void {
     this.#bound.get(conn.systemId)?.delete(conn);
     if (!this.#stopping && unanswered.length > 0) this.#receipts.requeue(unanswered);
@@ -270,6 +288,7 @@ export class SmscSimulator {
       authorise: (pdu) => this.#authorise(pdu),
       bindRejected: (status) => bump(this.#bindsRejected, statusName(status)),
       bound: (conn, systemId, systemType, mode) => this.#onBound(conn, systemId, systemType, mode),
+      accountThrottle: (systemId) => this.#accountThrottle(systemId),
       unbound: (conn, unanswered) => this.#onUnbound(conn, unanswered),
       closed: (conn) => this.#onClosed(conn),
       submitReceived: (now) => this.#globalRate.record(now),

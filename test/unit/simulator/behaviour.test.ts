@@ -23,10 +23,15 @@ describe('simulator behaviour', () => {
     expect([1, 2, 3, 4].map(() => c.submitStatus.pick(random))).toEqual([0, 0x0b, 0, 0]);
     expect(c.responseDelay(() => 0.5)).toBe(15);
     expect(c.throttleBurst).toBe(20);
+    expect(c.throttleAccountBurst).toBe(1);
+    const account = compileBehaviour(mergeBehaviour(defaultBehaviour(), { throttleRatePerAccount: 500 }), 2);
+    expect(account.throttleAccountBurst).toBe(10);
+    expect(compileBehaviour(mergeBehaviour(account.spec, { throttleAccountBurst: 3 }), 3).throttleAccountBurst).toBe(3);
   });
 
   it('accepts hex keys for statuses from JSON and rejects what it cannot use, naming the key', () => {
     expect(parseBehaviourPatch(JSON.parse('{"submitStatus":{"0x58":1},"receipts":{"enabled":false}}'))).toBeTruthy();
+    expect(parseBehaviourPatch({ throttleRatePerAccount: 100, throttleAccountBurst: 5 })).toEqual({ throttleRatePerAccount: 100, throttleAccountBurst: 5 });
     const bad = (input: unknown, path: string): void => {
       try {
         parseBehaviourPatch(input);
@@ -42,6 +47,8 @@ describe('simulator behaviour', () => {
     bad({ responseDelayMs: { min: 5, max: 1 } }, 'responseDelayMs');
     bad({ submitStatus: { 0: 0 } }, 'submitStatus');
     bad({ receiptRouting: 'other' }, 'receiptRouting');
+    bad({ throttleRatePerAccount: -5 }, 'throttleRatePerAccount');
+    bad({ throttleAccountBurst: Number.NaN }, 'throttleAccountBurst');
     bad([], '(body)');
   });
 

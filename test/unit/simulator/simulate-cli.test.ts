@@ -22,6 +22,7 @@ describe('smppd simulate', () => {
     const help = io();
     expect(await runSimulate(['--help'], help)).toBe(0);
     expect(help.out.join('\n')).toContain('--throttle-rate');
+    expect(help.out.join('\n')).toContain('--account-throttle-rate');
     expect(help.out.join('\n')).toContain('--receipt-routing');
     const bad = io();
     expect(await runSimulate(['--message-id-format', 'octal'], bad)).toBe(2);
@@ -31,6 +32,9 @@ describe('smppd simulate', () => {
     const routing = io();
     expect(await runSimulate(['--receipt-routing', 'nearest'], routing)).toBe(2);
     expect(routing.err.join('\n')).toContain("--receipt-routing must be one of same, any, other-system-type, got 'nearest'");
+    const rate = io();
+    expect(await runSimulate(['--account-throttle-rate', 'fast'], rate)).toBe(2);
+    expect(rate.err.join('\n')).toContain("--account-throttle-rate must be a number ≥ 0, got 'fast'");
     const half = io();
     expect(await runSimulate(['--tls-cert', 'x.crt'], half)).toBe(2);
   });
@@ -52,23 +56,25 @@ describe('smppd simulate', () => {
     expect(final.counters.connectionsAccepted).toBeLessThanOrEqual(1); // the accept may not have run before the stop
   });
 
-  it('--receipt-routing sets the routing, which the status endpoint shows and changes', async () => {
+  it('--receipt-routing and --account-throttle-rate set the behaviour, which the status endpoint shows and changes', async () => {
     const stop = new AbortController();
     const cli = io(stop.signal);
-    const exit = runSimulate(['--port', '0', '--status-port', String(await freePort()), '--receipt-routing', 'other-system-type'], cli);
+    const exit = runSimulate(['--port', '0', '--status-port', String(await freePort()), '--receipt-routing', 'other-system-type', '--account-throttle-rate', '40'], cli);
     await until(() => cli.out.length === 1);
     const { statusPort } = JSON.parse(cli.out[0]!) as { statusPort: number };
     const behaviour = async (init?: RequestInit) => {
       const res = await fetch(`http://127.0.0.1:${statusPort}/behaviour`, init);
-      return { status: res.status, body: (await res.json()) as { receiptRouting?: string; error?: string } };
+      return { status: res.status, body: (await res.json()) as { receiptRouting?: string; throttleRatePerAccount?: number; throttleAccountBurst?: number; error?: string } };
     };
     try {
-      expect((await behaviour()).body.receiptRouting).toBe('other-system-type');
-      const post = (receiptRouting: string) => behaviour({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ receiptRouting }) });
-      const refused = await post('elsewhere');
+      expect((await behaviour()).body).toMatchObject({ receiptRouting: 'other-system-type', throttleRatePerAccount: 40, throttleAccountBurst: 0 });
+      const post = (patch: object) => behaviour({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+      const refused = await post({ receiptRouting: 'elsewhere' });
       expect(refused.status).toBe(400);
       expect(refused.body.error).toContain('receiptRouting');
-      expect(await post('any')).toMatchObject({ status: 200, body: { receiptRouting: 'any' } });
+      expect(await post({ receiptRouting: 'any' })).toMatchObject({ status: 200, body: { receiptRouting: 'any' } });
+      expect((await post({ throttleAccountBurst: -1 })).body.error).toContain('throttleAccountBurst');
+      expect(await post({ throttleRatePerAccount: 0, throttleAccountBurst: 3 })).toMatchObject({ status: 200, body: { throttleRatePerAccount: 0, throttleAccountBurst: 3 } });
     } finally {
       stop.abort();
     }
