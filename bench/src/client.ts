@@ -46,13 +46,13 @@ export async function runBenchClient(argv: string[]): Promise<number> {
     systemId: 'smppclient1', password: 'password', systemType: '', bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0,
     window: Number(values.window), responseTimeoutMs: 10_000, enquireLinkMs: 30_000,
     ratePerBind: rate, burst: Number(values.burst),
-    throttle: { pauseMs: 1_000, minRate: 10, recoverPerSecond: Math.max(1, rate / 10) },
+    throttle: { pauseMs: 0, minRate: 10, backoff: 0.03, probe: 0.01 },
     reconnect: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
     maxPendingDeliveries: MAX_PENDING_DELIVERIES_DEFAULT,
   }));
   const pool = new Pool({
     upstreams: [{
-      name: 'bench', binds: bindSettings, onUncertain: 'resend', maxAttempts: 5,
+      name: 'bench', binds: bindSettings, accountRate: 0, onUncertain: 'resend', maxAttempts: 5,
       retryBackoff: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
       maxQueued: Math.max(200, Number(values.window) * binds * 2), statusTable: buildStatusTable(),
     }],

@@ -10,6 +10,7 @@ import { WarningThrottle } from '../core/warning-throttle.js';
 import type { AdminConfig, ClientConfig, SmppdConfig } from '../config/schema.js';
 import type { AdminStatus } from '../dispatch/admin-status.js';
 import type { Suspensions } from '../dispatch/suspensions.js';
+import { AccountShares } from '../dispatch/account-shares.js';
 import { Acceptor } from '../dispatch/accept.js';
 import { Deliveries, type DeliveryCounters } from '../dispatch/deliveries.js';
 import { Dispatcher, type DispatchCounters } from '../dispatch/dispatcher.js';
@@ -41,7 +42,7 @@ import type { SmppdError } from '../core/errors.js';
 import { countStoreErrors } from '../store/count-store-errors.js';
 import type { OutboxDepth } from '../store/outbox.js';
 import { version } from './version.js';
-import { adminParts } from './admin-api.js';
+import { adminParts, SUSPENSIONS_REFRESH_MS } from './admin-api.js';
 import { clientMaxQueued, clientWeights, composeSettings, dispatcherUpstream, drainPerSecond, upstreamSettings } from './engine-settings.js';
 import { openStore } from './open-store.js';
 import { warnIfOpenFilesShort } from './open-files.js';
@@ -225,6 +226,11 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   const authenticator = new Authenticator(config.clients);
   let clientNames = config.clients.map((c) => c.name);
   const admin = adminParts({ config, store, pool, availability, failover, authenticator, clock, log, clients: () => clientNames });
+  const accountShares = new AccountShares({
+    liveInstances: store.liveInstances?.bind(store), setInstances: (u, n) => pool.setInstances(u, n),
+    upstreams: config.upstreams.filter((u) => u.accountRate > 0).map((u) => u.name),
+    clock, log: log.child({ component: 'pacing' }), everyMs: SUSPENSIONS_REFRESH_MS,
+  });
   // One bucket per limited client, shared by both ingresses.
   const rateLimiter = new ClientRateLimiter(config.clients, clock);
   const metricsListen = config.metrics?.listen;
@@ -275,6 +281,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   await dispatcher.start();
   failover.start();
   admin.suspensions.start();
+  accountShares.start();
   parking.start();
   retention?.start();
   events.start();
@@ -349,6 +356,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
         await amqpIngress?.stop();
         await failover.stop();
         await admin.suspensions.stop();
+        await accountShares.stop();
         // The binds about to go down by our own stop are no route failing over.
         unwatchRoutes();
         const settled = dispatcher.stop();

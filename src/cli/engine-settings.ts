@@ -34,7 +34,8 @@ export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
     throttle: {
       pauseMs: u.throttle.pauseSeconds * 1000,
       minRate: u.throttle.minRatePerBind,
-      recoverPerSecond: u.throttle.recoverPerSecond,
+      backoff: u.throttle.backoffPercent / 100,
+      probe: u.throttle.probePercentPerSecond / 100,
     },
     reconnect: { initialMs: u.reconnect.initialSeconds * 1000, maxMs: u.reconnect.maxSeconds * 1000, multiplier: 2 },
     maxPendingDeliveries: u.maxPendingDeliveries,
@@ -43,6 +44,7 @@ export function upstreamSettings(u: UpstreamConfig): UpstreamSettings {
   return {
     name: u.name,
     binds,
+    accountRate: u.accountRate,
     onUncertain: u.onUncertain,
     maxAttempts: u.retry.maxAttempts,
     retryBackoff: { initialMs: u.retry.initialSeconds * 1000, maxMs: u.retry.maxSeconds * 1000, multiplier: 2 },

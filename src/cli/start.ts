@@ -80,6 +80,7 @@ async function runDaemon(config: SmppdConfig, configPath: string): Promise<numbe
     readOutbox: async () => (await daemon?.outboxDepth()) ?? [],
     readQueue: async () => (await daemon?.queue()) ?? { queued: 0, inflight: 0, parked: 0 },
     readUpstreams: () => daemon?.upstreams() ?? [],
+    readAccounts: () => pool?.accountStats() ?? [],
     ...(config.records ? { readRecords: async () => (await daemon?.pendingRecords()) ?? 0 } : {}),
   });
 

@@ -60,6 +60,12 @@ export function positive(unit = '') {
   return z.number({ error }).positive({ error });
 }
 
+/** A number from `min` to `max`, fractions allowed. */
+export function between(min: number, max: number) {
+  const error = `must be a number from ${min} to ${max}`;
+  return z.number({ error }).min(min, { error }).max(max, { error });
+}
+
 export const seconds = () => positive(' of seconds');
 
 /** Seconds from `min` to `max`, fractions allowed. */

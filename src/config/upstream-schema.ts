@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { isValidTimeZone } from '../core/time-zone.js';
 import { DEFAULT_SOURCE_ADDRESSING, type TonNpi } from '../sms/sender-id.js';
-import { atLeastZero, backoff, cOctets, flag, nonEmpty, oneOf, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
+import { atLeastZero, backoff, between, cOctets, flag, nonEmpty, oneOf, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 
 export const BIND_MODES = ['transceiver', 'transmitter', 'receiver'] as const;
 export const STATUS_CLASSES = ['ok', 'retry', 'reject', 'fail'] as const;
@@ -134,15 +134,25 @@ export const upstreamSchema = z.strictObject({
   /** Reconnect backoff, seconds. Default 1 … 60. */
   reconnect: backoff(1, 60),
   /**
-   * On ESME_RTHROTTLED the bind pauses `pauseSeconds` (default 1, ≥ 0), halves its rate, never
-   * below `minRatePerBind` (default 10, > 0), then climbs `recoverPerSecond` (default
-   * ceil(ratePerBind / 10), at least 1; > 0) each second back to ratePerBind.
+   * submit_sm per second shared by all binds of this upstream (the account's limit), divided
+   * equally among the running instances on one PostgreSQL store. Default 0 = none. ≥ 0.
+   */
+  accountRate: atLeastZero().default(0),
+  /**
+   * On ESME_RTHROTTLED / ESME_RMSGQFUL the bind (or the account, when `accountRate` is what held
+   * it back) measures what the SMSC accepts for 100 ms, settles `backoffPercent` (default 3,
+   * 0.1–50) below it, and climbs back `probePercentPerSecond` (default 1, 0.1–100) of it each
+   * second, faster past it; never below `minRatePerBind` (default 10, > 0), never above
+   * ratePerBind. `pauseSeconds` (default 0, ≥ 0): a pause before sending again, for SMSCs that
+   * want one.
    */
   throttle: z.strictObject({
-    pauseSeconds: atLeastZero().default(1),
+    pauseSeconds: atLeastZero().default(0),
     minRatePerBind: positive().default(10),
-    recoverPerSecond: positive().optional(),
-  }).default({ pauseSeconds: 1, minRatePerBind: 10 }),
+    backoffPercent: between(0.1, 50).default(3),
+    probePercentPerSecond: between(0.1, 100).default(1),
+    recoverPerSecond: z.never({ error: 'was replaced by probePercentPerSecond (the rate now settles just below what the SMSC accepts)' }).optional(),
+  }).default({ pauseSeconds: 0, minRatePerBind: 10, backoffPercent: 3, probePercentPerSecond: 1 }),
   /** Retries of retryable command_status: attempts (default 5, 1–1000) and backoff seconds (1 … 30). */
   retry: z.strictObject({
     maxAttempts: wholeNumber(1, 1000).default(5),
@@ -208,5 +218,4 @@ export const upstreamSchema = z.strictObject({
 }).transform((u) => ({
   ...u,
   burst: u.burst ?? Math.max(1, Math.ceil(u.ratePerBind / 50)),
-  throttle: { ...u.throttle, recoverPerSecond: u.throttle.recoverPerSecond ?? Math.max(1, Math.ceil(u.ratePerBind / 10)) },
 }));

@@ -43,15 +43,18 @@ export class TokenBucket {
     this.#tokens = Math.min(this.#tokens, burst);
   }
 
-  /** Takes `cost` tokens and returns 0, or the milliseconds to wait before asking again. */
-  take(cost: number, now: number): number {
+  /** 0 when `cost` tokens are there to take, else the milliseconds until they are. Takes nothing. */
+  wait(cost: number, now: number): number {
     if (this.#rate === 0) return 0;
     this.#refill(now);
-    if (this.#tokens >= cost) {
-      this.#tokens -= cost;
-      return 0;
-    }
-    return Math.max(1, Math.ceil(((cost - this.#tokens) / this.#rate) * 1000));
+    return this.#tokens >= cost ? 0 : Math.max(1, Math.ceil(((cost - this.#tokens) / this.#rate) * 1000));
+  }
+
+  /** Takes `cost` tokens and returns 0, or the milliseconds to wait before asking again. */
+  take(cost: number, now: number): number {
+    const wait = this.wait(cost, now);
+    if (wait === 0 && this.#rate !== 0) this.#tokens -= cost;
+    return wait;
   }
 
   /**

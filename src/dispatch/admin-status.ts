@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { BindState, BindStats } from '../smpp/bind.js';
+import { roundRate } from '../smpp/rate-controller.js';
 import type { QueueDepth } from '../store/intake.js';
 import type { OutboxDepth } from '../store/outbox.js';
 import type { UpstreamSuspension } from '../store/upstream-suspensions.js';
@@ -26,8 +27,11 @@ export interface AdminBindStatus {
   submitRate: { last10s: number; last1m: number };
   /** inUse = outstanding + held (answered, not stored yet). */
   window: { size: number; inUse: number; held: number };
-  /** The AIMD rate in force (submit_sm/s; 0 = unpaced), throttle episodes since start, slowed now. */
-  throttle: { rate: number; episodes: number; throttled: boolean };
+  /**
+   * The pacing rate in force (submit_sm/s; 0 = unpaced), the limit the SMSC was last measured to
+   * accept (null before a throttle), throttle episodes and throttled submits since start, slowed now.
+   */
+  throttle: { rate: number; learnedLimit: number | null; episodes: number; throttledSubmits: number; throttled: boolean };
 }
 
 export interface AdminUpstreamStatus {
@@ -136,7 +140,10 @@ function bindStatus(b: BindStats): AdminBindStatus {
     boundSince: b.boundSince === null ? null : new Date(b.boundSince).toISOString(),
     submitRate: { last10s: Math.round((b.sentLast10s / 10) * 10) / 10, last1m: Math.round((b.sentLastMinute / 60) * 10) / 10 },
     window: { size: b.window, inUse: b.outstanding + b.held, held: b.held },
-    throttle: { rate: Math.round(b.rate * 10) / 10, episodes: b.throttleEpisodes, throttled: b.throttled },
+    throttle: {
+      rate: roundRate(b.rate), learnedLimit: b.learnedLimit === null ? null : roundRate(b.learnedLimit),
+      episodes: b.throttleEpisodes, throttledSubmits: b.throttledSubmits, throttled: b.throttled,
+    },
   };
 }
 

@@ -13,7 +13,18 @@ export interface BindReading {
   tokens: number;
   submitted: number;
   throttleEpisodes: number;
+  /** The rate the SMSC was last measured to accept; null before its first throttle. */
+  learnedLimit: number | null;
+  throttledSubmits: number;
   reconnects: number;
+}
+
+/** Per upstream with an `accountRate`, at scrape time (the pool's `accountStats()`). */
+export interface AccountReading {
+  upstream: string;
+  share: number;
+  rate: number;
+  learnedLimit: number | null;
 }
 
 /** Outbox events per client (the store's `outboxDepth()`), read at scrape time. */

@@ -1,9 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BindReading, OutboxReading, QueueReading } from './metric-readings.js';
+import { registerBindMetrics } from './bind-metrics.js';
+import type { AccountReading, BindReading, OutboxReading, QueueReading } from './metric-readings.js';
 
 export type { BindReading, OutboxReading, QueueReading } from './metric-readings.js';
 
-const BIND_STATES = ['connecting', 'bound', 'backoff', 'stopping', 'stopped', 'failed'] as const;
 
 /**
  * Every metric smppd exports is declared here, on one registry per process (no globals: main
@@ -52,6 +52,8 @@ export class Metrics {
       readUpstreams?: () => ReadonlyArray<{ name: string; available: boolean; suspended?: boolean }>;
       /** Message records queued and not yet written (every instance's, on a shared store). */
       readRecords?: () => Promise<number>;
+      /** Each upstream with an `accountRate`: its pacing on this instance. */
+      readAccounts?: () => AccountReading[];
     } = {},
   ) {
     const r = this.registry;
@@ -91,7 +93,7 @@ export class Metrics {
     this.#late = new Counter({ name: 'smppd_late_responses_total', help: 'responses that arrived after their request timed out', labelNames: ['upstream'], registers: [r] });
     this.#duplicates = new Counter({ name: 'smppd_duplicate_submits_total', help: 'parts accepted twice because an uncertain resend and its first attempt both went through', labelNames: ['upstream'], registers: [r] });
     this.#retries = new Counter({ name: 'smppd_submit_retries_total', help: 'parts queued again for a retryable command_status', labelNames: ['upstream', 'status'], registers: [r] });
-    this.#throttled = new Counter({ name: 'smppd_throttle_episodes_total', help: 'times a bind was throttled and slowed down', labelNames: ['upstream', 'bind'], registers: [r] });
+    this.#throttled = new Counter({ name: 'smppd_throttle_episodes_total', help: 'throttle answers that started a measurement of the rate the SMSC accepts, per bind (bind="account": the upstream\'s accountRate)', labelNames: ['upstream', 'bind'], registers: [r] });
     this.#reconnects = new Counter({ name: 'smppd_bind_reconnects_total', help: 'times a bind went down and will reconnect', labelNames: ['upstream', 'bind'], registers: [r] });
     this.#deliveriesThrottled = new Counter({
       name: 'smppd_deliveries_throttled_total',
@@ -210,35 +212,7 @@ export class Metrics {
       outbox('smppd_outbox_dead', 'events parked as dead (GET /events/dead lists them)', (o) => o.dead);
     }
 
-    const perBind = (name: string, help: string, pick: (b: BindReading) => number): void => {
-      new Gauge({
-        name, help, labelNames: ['upstream', 'bind'], registers: [r],
-        collect() {
-          this.reset();
-          for (const b of readBinds()) this.set({ upstream: b.upstream, bind: b.id }, pick(b));
-        },
-      });
-    };
-    perBind('smppd_bind_window_in_use', 'window slots taken: submit_sm outstanding, and accepted ones not stored yet', (b) => b.outstanding + b.held);
-    perBind('smppd_bind_window_held', 'window slots of accepted submit_sm not stored yet (in smppd_bind_window_in_use)', (b) => b.held);
-    perBind('smppd_bind_window_size', 'the bind\'s window', (b) => b.window);
-    perBind('smppd_bind_rate_per_second', 'pacing rate in force (lowered while throttled; 0 = unpaced)', (b) => b.rate);
-    perBind('smppd_bind_tokens', 'pacing tokens saved up', (b) => (Number.isFinite(b.tokens) ? b.tokens : 0));
-    new Counter({
-      name: 'smppd_bind_submits_total', help: 'submit_sm written by each bind since start (rate() of it is the achieved rate)', labelNames: ['upstream', 'bind'], registers: [r],
-      collect() {
-        // The binds count; the counter shows their count at each scrape.
-        this.reset();
-        for (const b of readBinds()) this.inc({ upstream: b.upstream, bind: b.id }, b.submitted);
-      },
-    });
-    new Gauge({
-      name: 'smppd_bind_state', help: '1 for the state each bind is in', labelNames: ['upstream', 'bind', 'state'], registers: [r],
-      collect() {
-        this.reset();
-        for (const b of readBinds()) for (const s of BIND_STATES) this.set({ upstream: b.upstream, bind: b.id, state: s }, b.state === s ? 1 : 0);
-      },
-    });
+    registerBindMetrics(r, readBinds, options.readAccounts ?? (() => []));
   }
 
   response(upstream: string, status: string, latencyMs: number): void {

@@ -2,17 +2,16 @@ import type { BackoffPolicy } from '../core/backoff.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Log } from '../core/log.js';
 import { RateTracker } from '../core/rate-tracker.js';
-import { TokenBucket } from '../core/token-bucket.js';
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import { Status, statusName } from './command-status.js';
 import { ReconnectPolicy, type SessionEnd } from './reconnect.js';
 import { BindRejectedError, Session, type SessionHandlers, type SessionSettings } from './session.js';
 import type { DataSmPdu, DeliverSmPdu, SubmitSmPdu } from './pdu.js';
-import { ThrottleController, type ThrottleSettings } from './throttle.js';
+import { Pacer } from './pacer.js';
+import { limitAnnouncer, roundRate, type RateControlSettings } from './rate-controller.js';
 import { isUnencodable } from './wire.js';
 
-/** Longest a paced bind waits to gather tokens before sending them together (ms). */
-const MAX_BATCH_WAKE_MS = 10;
+
 
 export type BindState = 'connecting' | 'bound' | 'backoff' | 'stopping' | 'stopped' | 'failed';
 
@@ -24,7 +23,7 @@ export interface BindSettings extends SessionSettings {
   ratePerBind: number;
   /** Tokens this bind may save up (≥ 1). */
   burst: number;
-  throttle: Omit<ThrottleSettings, 'maxRate'>;
+  throttle: Omit<RateControlSettings, 'maxRate'>;
   reconnect: BackoffPolicy;
   /**
    * deliver_sm and data_sm being handled (stored) at once, at most (≥ 1): past it the SMSC is
@@ -51,8 +50,12 @@ export interface BindStats {
   /** Window slots kept after their answer until the caller has stored it (`hold`). */
   held: number;
   window: number;
-  /** The pacing rate in force (submit_sm/s), lowered while throttled; 0 = unpaced. */
+  /** The pacing rate in force (submit_sm/s), lowered to what the SMSC accepts; 0 = unpaced. */
   rate: number;
+  /** The limit the SMSC was last measured at (submit_sm/s); null before its first throttle. */
+  learnedLimit: number | null;
+  /** submit_sm answered ESME_RTHROTTLED or ESME_RMSGQFUL. */
+  throttledSubmits: number;
   tokens: number;
   submitted: number;
   /** submit_sm written in the last second. */
@@ -68,8 +71,9 @@ export interface BindStats {
   boundSince: number | null;
   /** Seconds until it connects again, while in backoff; else null. */
   backoffSecondsLeft: number | null;
+  /** Throttles that started a measurement of the SMSC's limit. */
   throttleEpisodes: number;
-  /** Slowed by a throttle episode now (paused, or its rate still below ratePerBind). */
+  /** Slowed by what the SMSC accepts (measuring, paused, or paced below ratePerBind). */
   throttled: boolean;
   reconnects: number;
   lastError: string;
@@ -77,15 +81,14 @@ export interface BindStats {
 
 /**
  * One bind of an upstream: keeps a session up (connect, bind, reconnect with jittered backoff,
- * stop for good on bad credentials) and paces what it sends (a token bucket, slowed by AIMD when
- * the SMSC throttles). It holds no work of its own: the pool offers it one submit at a time.
+ * stop for good on bad credentials) and paces what it sends (a token bucket at the rate its
+ * `RateController` finds the SMSC accepts). It holds no work of its own: the pool offers it one submit at a time.
  */
 export class Bind<T> {
   readonly id: string;
   #state: BindState = 'stopped';
   #session: Session<T> | undefined;
-  #bucket: TokenBucket;
-  #throttle: ThrottleController;
+  readonly #pacer: Pacer;
   #reconnect: ReconnectPolicy;
   #wake: TimerHandle | undefined;
   #backoffTimer: { handle: TimerHandle; fire: () => void } | undefined;
@@ -101,7 +104,6 @@ export class Bind<T> {
   #reconnects = 0;
   #lastError = '';
   #running: Promise<void> | undefined;
-  readonly #batchWakeMs: number;
   /** deliver_sm / data_sm handed to the handler and not yet answered, across sessions (a store call outlives its link). */
   #pendingDeliveries = 0;
   /** Answered slots not yet given back (`hold`), across sessions: what they answered is not stored yet. */
@@ -118,10 +120,9 @@ export class Bind<T> {
   ) {
     this.id = `${settings.upstream}#${settings.index}`;
     const now = clock.now();
-    this.#bucket = new TokenBucket(settings.ratePerBind, settings.burst, now);
-    this.#throttle = new ThrottleController({ ...settings.throttle, maxRate: settings.ratePerBind }, now);
+    this.#pacer = new Pacer({ ...settings.throttle, maxRate: settings.ratePerBind }, settings.burst, now,
+      limitAnnouncer(log, 'bind settled on the rate the SMSC accepts'));
     this.#reconnect = new ReconnectPolicy(settings.reconnect, random);
-    this.#batchWakeMs = settings.ratePerBind > 0 ? Math.min(MAX_BATCH_WAKE_MS, (settings.burst / settings.ratePerBind) * 500) : 0;
   }
 
   get state(): BindState {
@@ -170,26 +171,20 @@ export class Bind<T> {
   }
 
   /**
-   * Writes one submit_sm if the bind has capacity, is not paused and has a token. Returns false
-   * otherwise; when only a token was missing, `ready` fires once one is due.
+   * Writes one submit_sm if the bind has capacity, is not paused and has a token, and `admit` (the
+   * account's pacing, when the upstream has one) lets it. Returns false otherwise; when this bind's
+   * pause or token was what it waited for, `ready` fires once it is over.
    */
-  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T): boolean {
+  trySubmit(pdu: Omit<SubmitSmPdu, 'sequenceNumber'>, ctx: T, admit?: () => boolean): boolean {
     if (!this.hasCapacity) return false;
     const now = this.clock.now();
-    const pause = this.#throttle.pauseLeft(now);
-    if (pause > 0) {
-      this.#wakeIn(pause);
-      return false;
-    }
-    if (this.settings.ratePerBind > 0) this.#bucket.setRate(this.#throttle.rate(now), now);
-    const wait = this.#bucket.take(1, now);
+    const wait = this.#pacer.wait(now);
     if (wait > 0) {
-      // Wake for a few tokens at a time, not one: a timer and a write per millisecond cost more
-      // CPU than the messages themselves. Half the burst interval keeps the bucket from filling,
-      // so no rate is lost.
-      this.#wakeIn(Math.max(wait, this.#batchWakeMs));
+      this.#wakeIn(wait);
       return false;
     }
+    if (admit !== undefined && !admit()) return false;
+    this.#pacer.take(now);
     const sent = this.#session!.submit(pdu, ctx);
     if (sent) {
       this.#submitted++;
@@ -200,16 +195,28 @@ export class Bind<T> {
     return sent;
   }
 
-  /** The SMSC answered ESME_RTHROTTLED or ESME_RMSGQFUL: pause, halve the rate. True on a new episode. */
-  onThrottled(): boolean {
+  /** The SMSC accepted a submit_sm of this bind. */
+  onAccepted(): void {
+    this.#pacer.onAccepted(this.clock.now());
+  }
+
+  /**
+   * The SMSC answered ESME_RTHROTTLED or ESME_RMSGQFUL to this bind. `measure` false: the account's
+   * pacing was what held the upstream back, and it measures instead; the answer is only counted.
+   * True when it started a measurement.
+   */
+  onThrottled(measure = true): boolean {
+    if (!measure) {
+      this.#pacer.countThrottled();
+      return false;
+    }
     const now = this.clock.now();
-    if (!this.#throttle.onThrottled(now)) return false;
-    this.#bucket.holdUntil(now + this.#throttle.pauseLeft(now));
+    if (!this.#pacer.onThrottled(now)) return false;
     this.warnings.warn('throttled',
-      { event: 'throttled', rate: Math.round(this.#throttle.rate(now)), pauseMs: this.settings.throttle.pauseMs },
-      'SMSC throttled this bind; pausing and slowing down',
-    );
-    this.#wakeIn(this.#throttle.pauseLeft(now));
+      { event: 'throttled', rate: roundRate(this.#pacer.rate(now)), pauseMs: this.settings.throttle.pauseMs },
+      'SMSC throttled this bind; measuring the rate it accepts');
+    const pause = this.#pacer.pauseLeft(now);
+    if (pause > 0) this.#wakeIn(pause);
     return true;
   }
 
@@ -241,8 +248,10 @@ export class Bind<T> {
       outstanding: this.outstanding,
       held: this.#held,
       window: this.settings.window,
-      rate: this.settings.ratePerBind > 0 ? this.#throttle.rate(now) : 0,
-      tokens: this.settings.ratePerBind > 0 ? this.#bucket.available(now) : 0,
+      rate: this.#pacer.rate(now),
+      learnedLimit: this.#pacer.limit ?? null,
+      throttledSubmits: this.#pacer.throttled,
+      tokens: this.#pacer.tokens(now),
       submitted: this.#submitted,
       sentLastSecond: this.#sent.current(now),
       maxSentPerSecond: this.#sent.max,
@@ -251,8 +260,8 @@ export class Bind<T> {
       detail: this.#state === 'bound' ? '' : this.#detail,
       boundSince: this.#state === 'bound' ? this.#boundSince : null,
       backoffSecondsLeft: this.#state === 'backoff' && this.#backoffUntil !== undefined ? Math.max(0, (this.#backoffUntil - now) / 1000) : null,
-      throttleEpisodes: this.#throttle.episodes,
-      throttled: this.#throttle.isSlowed(now),
+      throttleEpisodes: this.#pacer.episodes,
+      throttled: this.#pacer.isSlowed(now),
       reconnects: this.#reconnects,
       lastError: this.#lastError,
     };

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
+import type { AccountPaceStats } from './account-pace.js';
 import type { BindState, BindStats } from './bind.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import type { MessageOutcome, StorePart, SubmitPart } from './part-outcome.js';
@@ -92,6 +93,19 @@ export class Pool {
    */
   suspend(upstream: string, suspended: boolean): void {
     this.#get(upstream).suspend(suspended);
+  }
+
+  /** Divides `upstream`'s `accountRate` among `instances` running instances (an equal share each). */
+  setInstances(upstream: string, instances: number): void {
+    this.#get(upstream).setInstances(instances);
+  }
+
+  /** Per upstream with an `accountRate`: its pacing. */
+  accountStats(): Array<{ upstream: string } & AccountPaceStats> {
+    return [...this.#upstreams.values()].flatMap((u) => {
+      const a = u.accountStats();
+      return a === undefined ? [] : [{ upstream: u.name, ...a }];
+    });
   }
 
   /** Graceful stop: no new work, outstanding responses awaited up to `drainMs`, unbind, close. */

@@ -1,7 +1,7 @@
 /** One message in an upstream's pool (`UpstreamPool`), what a bind carries with each submit of it, and a submit that threw. */
 import type { ScopedWarnings } from '../core/warning-throttle.js';
 import type { Bind } from './bind.js';
-import type { MessageOutcome, PartOutcome, StorePart, SubmitPart, UncertainWhy } from './part-outcome.js';
+import type { AcceptedOutcome, MessageOutcome, PartOutcome, StorePart, SubmitPart, UncertainWhy } from './part-outcome.js';
 import { isUnencodable } from './wire.js';
 
 /** Characters of an internal error's message kept in the part's reason (the log has it whole). */
@@ -56,4 +56,20 @@ export function notSent(e: unknown, bind: string, warnings: ScopedWarnings): Par
 export function uncertainWhy(job: Job, settings: { onUncertain: 'resend' | 'fail'; maxAttempts: number }): UncertainWhy {
   if (settings.onUncertain === 'fail') return 'policy';
   return job.attempts >= settings.maxAttempts ? 'attempts' : 'stopped';
+}
+
+/**
+ * An accepted part keeps the window slot it answered in until it is stored (`submit`'s
+ * `storePart`): an earlier part is stored now, on its own, so that a crash before the message
+ * ends cannot send it again; the last one is stored with the message's outcome (`release`).
+ */
+export function holdUntilStored(job: Job, bind: Bind<Ctx>, outcome: AcceptedOutcome): void {
+  if (job.storePart === undefined) return;
+  bind.hold();
+  if (job.index === job.parts.length - 1) {
+    job.heldOn = bind;
+    return;
+  }
+  const release = (): void => bind.release();
+  job.storePart(job.index, outcome).then(release, release);
 }

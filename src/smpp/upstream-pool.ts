@@ -1,16 +1,19 @@
 import { EventEmitter } from 'node:events';
 import { fullJitterDelay } from '../core/backoff.js';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
+import { EarliestTimer } from '../core/earliest-timer.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
 import type { ScopedWarnings, WarningThrottle } from '../core/warning-throttle.js';
+import { AccountPace, type AccountPaceStats } from './account-pace.js';
 import { Bind, type BindState, type BindStats } from './bind.js';
 import { classify, THROTTLE_ERRORS } from './command-status.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import { JobQueue } from './job-queue.js';
 import type { AcceptedOutcome, MessageOutcome, PartOutcome, StorePart, SubmitPart } from './part-outcome.js';
+import { limitAnnouncer } from './rate-controller.js';
 import type { SubmitResponse } from './session.js';
-import { notSent, uncertainWhy, type Ctx, type Job } from './upstream-job.js';
+import { holdUntilStored, notSent, uncertainWhy, type Ctx, type Job } from './upstream-job.js';
 import type { DeliverHandler, UpstreamSettings } from './upstream-settings.js';
 
 export type { DeliverHandler, UncertainPolicy, UpstreamSettings } from './upstream-settings.js';
@@ -29,7 +32,10 @@ export class UpstreamPool extends EventEmitter {
   readonly #binds: Bind<Ctx>[];
   readonly #queue = new JobQueue<Job>();
   readonly #warnings: ScopedWarnings;
-  #delayTimer: { at: number; handle: TimerHandle } | undefined;
+  /** Releases the delayed retries when they are due. */
+  readonly #delayTimer: EarliestTimer;
+  /** `accountRate`'s pacing, shared by the binds; undefined without one. */
+  readonly #account: AccountPace | undefined;
   #pumping = false;
   #pumpAgain = false;
   #stopping = false;
@@ -50,6 +56,13 @@ export class UpstreamPool extends EventEmitter {
     super();
     this.name = settings.name;
     this.#warnings = warnings.scoped(log, settings.name);
+    this.#delayTimer = new EarliestTimer(clock, (now) => {
+      const next = this.#queue.release(now);
+      this.#pump();
+      return next;
+    });
+    const throttle = settings.accountRate > 0 ? settings.binds[0]?.throttle : undefined;
+    this.#account = throttle && new AccountPace(settings.accountRate, throttle, clock, limitAnnouncer(log, 'account settled on the rate the SMSC accepts'), () => this.#pump());
     this.#binds = settings.binds.map((b) => {
       const id = `${b.upstream}#${b.index}`;
       const bindLog = log.child({ bind: id });
@@ -115,14 +128,24 @@ export class UpstreamPool extends EventEmitter {
   /** Stops taking work; queued parts come back 'unsent'; outstanding ones get up to `drainMs`. */
   async stop(drainMs: number): Promise<void> {
     this.#stopping = true;
-    this.#delayTimer?.handle.cancel();
-    this.#delayTimer = undefined;
+    this.#delayTimer.cancel();
+    this.#account?.stop();
     for (const job of this.#queue.drainAll()) this.#finishRest(job, { kind: 'unsent', reason: 'stopped' });
     await Promise.all(this.#binds.map((b) => b.stop(drainMs)));
   }
 
   stats(): BindStats[] {
     return this.#binds.map((b) => b.stats());
+  }
+
+  /** The account's pacing (`accountRate`); undefined without one. */
+  accountStats(): AccountPaceStats | undefined {
+    return this.#account?.stats();
+  }
+
+  /** Divides `accountRate` among `instances` running instances (each gets an equal share). */
+  setInstances(instances: number): void {
+    this.#account?.setInstances(instances);
   }
 
   /**
@@ -210,7 +233,7 @@ export class UpstreamPool extends EventEmitter {
     const ctx: Ctx = { job, attempt: job.attempt, part: job.index, bind };
     let sent: boolean;
     try {
-      sent = bind.trySubmit(job.parts[job.index]!, ctx);
+      sent = bind.trySubmit(job.parts[job.index]!, ctx, this.#account?.admit);
     } catch (e) {
       this.#queue.withdraw(job);
       job.outcomes[job.index] = notSent(e, bind.id, this.#warnings);
@@ -244,9 +267,11 @@ export class UpstreamPool extends EventEmitter {
   #apply(job: Job, ctx: Ctx, r: SubmitResponse, cls: string, name: string): void {
     switch (cls) {
       case 'ok': {
+        ctx.bind.onAccepted();
+        this.#account?.onAccepted();
         const outcome: AcceptedOutcome = { kind: 'accepted', messageId: r.messageId, attempts: job.attempts + 1, bind: ctx.bind.id, latencyMs: r.latencyMs };
         job.outcomes[job.index] = outcome;
-        this.#holdUntilStored(job, ctx.bind, outcome);
+        holdUntilStored(job, ctx.bind, outcome);
         return this.#advance(job);
       }
       case 'reject':
@@ -255,7 +280,7 @@ export class UpstreamPool extends EventEmitter {
       case 'retry':
         if (THROTTLE_ERRORS.has(r.commandStatus)) {
           // The SMSC is asking us to slow down, not saying the message is bad: no attempt is used.
-          if (ctx.bind.onThrottled()) this.metrics.throttled(this.name, ctx.bind.id);
+          this.#throttled(ctx.bind);
           this.metrics.retry(this.name, name);
           return this.#requeue(job, 0);
         }
@@ -267,6 +292,13 @@ export class UpstreamPool extends EventEmitter {
           'submit_sm refused for a bind-level reason; retrying the part');
         return this.#retryOrFail(job, r.commandStatus, name);
     }
+  }
+
+  /** Charges a throttle answer to the limit the senders were running into: the account's or the bind's. */
+  #throttled(bind: Bind<Ctx>): void {
+    const byAccount = this.#account?.throttled(bind);
+    if (byAccount === 'account-episode') this.metrics.throttled(this.name, 'account');
+    else if (byAccount === undefined && bind.onThrottled()) this.metrics.throttled(this.name, bind.id);
   }
 
   #retryOrFail(job: Job, commandStatus: number, name: string): void {
@@ -344,41 +376,13 @@ export class UpstreamPool extends EventEmitter {
     }
     const at = this.clock.now() + delayMs;
     this.#queue.pushDelayed(job, at);
-    this.#armDelayTimer(at);
-  }
-
-  #armDelayTimer(at: number): void {
-    if (this.#delayTimer && this.#delayTimer.at <= at) return;
-    this.#delayTimer?.handle.cancel();
-    const handle = this.clock.setTimer(at - this.clock.now(), () => {
-      this.#delayTimer = undefined;
-      const next = this.#queue.release(this.clock.now());
-      if (next !== undefined) this.#armDelayTimer(next);
-      this.#pump();
-    });
-    this.#delayTimer = { at, handle };
+    this.#delayTimer.arm(at);
   }
 
   /** Gives every part from the current one on the same outcome, then finishes. */
   #finishRest(job: Job, outcome: PartOutcome & { kind: 'unsent' }): void {
     for (let i = job.index; i < job.parts.length; i++) job.outcomes[i] ??= outcome;
     this.#finish(job);
-  }
-
-  /**
-   * An accepted part keeps the window slot it answered in until it is stored (`submit`'s
-   * `storePart`): an earlier part is stored now, on its own, so that a crash before the message
-   * ends cannot send it again; the last one is stored with the message's outcome (`release`).
-   */
-  #holdUntilStored(job: Job, bind: Bind<Ctx>, outcome: AcceptedOutcome): void {
-    if (job.storePart === undefined) return;
-    bind.hold();
-    if (job.index === job.parts.length - 1) {
-      job.heldOn = bind;
-      return;
-    }
-    const release = (): void => bind.release();
-    job.storePart(job.index, outcome).then(release, release);
   }
 
   #finish(job: Job): void {

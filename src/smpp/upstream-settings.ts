@@ -11,6 +11,11 @@ export interface UpstreamSettings {
   name: string;
   /** One entry per bind; `index` 0..n-1. */
   binds: BindSettings[];
+  /**
+   * submit_sm per second shared by all binds of this upstream, across every instance (each takes
+   * an equal share, `setInstances`); 0 = no account limit.
+   */
+  accountRate: number;
   onUncertain: UncertainPolicy;
   /** Attempts per part for retryable statuses other than throttling, and for uncertain ones under `resend` (≥ 1). */
   maxAttempts: number;

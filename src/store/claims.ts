@@ -98,6 +98,9 @@ export interface SubmitClaims {
    */
   readonly leaseMs?: number;
 
+  /** With `leaseMs`: the instances running on this store now (this one included; at least 1). */
+  liveInstances?(): Promise<number>;
+
   /** With `leaseMs`: extends this instance's inflight leases that end within half a lease to a full one. Returns how many. */
   renewLeases?(now: number): Promise<number>;
 

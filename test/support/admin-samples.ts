@@ -22,12 +22,12 @@ export function sampleStatus(): AdminStatus {
           {
             id: 'demo#0', state: 'bound', detail: '', backoffSecondsLeft: null, boundSince: '2026-11-27T01:00:00.000Z',
             submitRate: { last10s: 950.1, last1m: 940.3 }, window: { size: 100, inUse: 37, held: 3 },
-            throttle: { rate: 1000, episodes: 0, throttled: false },
+            throttle: { rate: 1000, learnedLimit: null, episodes: 0, throttledSubmits: 0, throttled: false },
           },
           {
             id: 'demo#1', state: 'backoff', detail: 'connect ECONNREFUSED 10.0.0.7:2775', backoffSecondsLeft: 4, boundSince: null,
             submitRate: { last10s: 0, last1m: 12.5 }, window: { size: 100, inUse: 0, held: 0 },
-            throttle: { rate: 0, episodes: 2, throttled: true },
+            throttle: { rate: 0, learnedLimit: null, episodes: 2, throttledSubmits: 57, throttled: true },
           },
         ],
       },
@@ -40,7 +40,7 @@ export function sampleStatus(): AdminStatus {
           {
             id: 'backup#0', state: 'bound', detail: '', backoffSecondsLeft: null, boundSince: '2026-11-27T00:00:01.000Z',
             submitRate: { last10s: 0, last1m: 0 }, window: { size: 10, inUse: 0, held: 0 },
-            throttle: { rate: 50, episodes: 0, throttled: false },
+            throttle: { rate: 50, learnedLimit: null, episodes: 0, throttledSubmits: 0, throttled: false },
           },
         ],
       },

@@ -35,6 +35,8 @@ export interface TestUpstream {
   maxAttempts?: number;
   maxQueued?: number;
   maxPendingDeliveries?: number;
+  accountRate?: number;
+  throttlePauseMs?: number;
 }
 
 export function upstream(o: TestUpstream): UpstreamSettings {
@@ -54,12 +56,12 @@ export function upstream(o: TestUpstream): UpstreamSettings {
     enquireLinkMs: o.enquireLinkMs ?? 30_000,
     ratePerBind: o.ratePerBind ?? 0,
     burst: o.burst ?? 20,
-    throttle: { pauseMs: 1_000, minRate: 10, recoverPerSecond: 100 },
+    throttle: { pauseMs: o.throttlePauseMs ?? 0, minRate: 10, backoff: 0.03, probe: 0.01 },
     reconnect: { initialMs: 50, maxMs: 1_000, multiplier: 2 },
     maxPendingDeliveries: o.maxPendingDeliveries ?? 1_000,
   }));
   return {
-    name: 'sim', binds, onUncertain: o.onUncertain ?? 'resend', maxAttempts: o.maxAttempts ?? 5,
+    name: 'sim', binds, accountRate: o.accountRate ?? 0, onUncertain: o.onUncertain ?? 'resend', maxAttempts: o.maxAttempts ?? 5,
     retryBackoff: { initialMs: 10, maxMs: 100, multiplier: 2 },
     maxQueued: o.maxQueued ?? 100_000, statusTable: buildStatusTable(),
   };

@@ -22,7 +22,7 @@
  */
 import pg from 'pg';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
-import { TYPES, type Tx } from './db.js';
+import { TYPES, type Queryable, type Tx } from './db.js';
 
 export interface LockSpaces {
   receipt: string;
@@ -60,6 +60,12 @@ export function liveInstancesSql(param: number): string {
   return `SELECT l.objid FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = hashtext($${param})::oid
       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+}
+
+/** How many instances are connected to the schema now (each holds its instance lock): at least 1, this one. */
+export async function countLiveInstances(db: Queryable, spaces: LockSpaces): Promise<number> {
+  const row = await db.row<{ n: string }>(`SELECT count(*) AS n FROM (${liveInstancesSql(1)}) AS live`, [spaces.instance]);
+  return Math.max(1, Number(row?.n ?? 1));
 }
 
 /**

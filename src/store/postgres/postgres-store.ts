@@ -6,8 +6,8 @@
  *
  * - claims: `claim.ts` (FOR UPDATE SKIP LOCKED, a claim per instance with a lease), and
  *   `accept.ts` for a send the dispatcher takes straight from its accept (`claimsOnAccept`);
- * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`), and
- *   the leases a running instance renews so that it is never taken for gone (`renewLeases`);
+ * - inflight parts of an instance that is gone: `submit.ts` (`recoverInflight`, `recoverAbandoned`), the leases
+ *   a running instance renews so that it is never taken for gone (`renewLeases`), and `liveInstances`;
  * - receipts and submit outcomes on different instances: `receipts.ts` (advisory locks per key);
  * - the parts of one MO message on different instances: `inbound-parts.ts` (an advisory lock per message);
  * - batch counters and state changes: `db.ts`, `batches.ts`;
@@ -49,7 +49,7 @@ import {
 } from './event-delivery.js';
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
-import type { InstanceLock } from './locks.js';
+import { countLiveInstances, type InstanceLock } from './locks.js';
 import { dropRecords, pendingRecords, takeRecords } from './message-records.js';
 import { recordInbound } from './outbox.js';
 import { connectStore } from './postgres-connect.js';
@@ -191,6 +191,7 @@ export class PostgresStore implements Store {
     return this.#renew((db, before, until) => renewLeases(db, this.#ctx, before, until), now);
   }
 
+  liveInstances(): Promise<number> { return this.#db.statement((db) => countLiveInstances(db, this.#ctx.spaces)); }
   expire(now: number): Promise<number> {
     return this.#tx((tx) => expire(tx, now));
   }

@@ -238,7 +238,8 @@ describe('defaults', () => {
       name: 'provider', host: '127.0.0.1', port: 2775, tls: false, systemId: 'smppclient1', password: SECRET, systemType: '',
       bindMode: 'transceiver', addressRange: '', addrTon: 0, addrNpi: 0, binds: 1, window: 100, ratePerBind: 1000, burst: 20,
       enquireLinkSeconds: 30, responseTimeoutSeconds: 10, connectTimeoutSeconds: 10, failoverAfterSeconds: 10, onUncertain: 'resend',
-      reconnect: { initialSeconds: 1, maxSeconds: 60 }, throttle: { pauseSeconds: 1, minRatePerBind: 10, recoverPerSecond: 100 },
+      accountRate: 0,
+      reconnect: { initialSeconds: 1, maxSeconds: 60 }, throttle: { pauseSeconds: 0, minRatePerBind: 10, backoffPercent: 3, probePercentPerSecond: 1 },
       retry: { maxAttempts: 5, initialSeconds: 1, maxSeconds: 30 }, commandStatus: {},
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
       receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
@@ -250,20 +251,26 @@ describe('defaults', () => {
   });
 
   it('fills the rest of a partly given section', async () => {
-    const c = await parseConfig(`${base}    reconnect: { maxSeconds: 5 }\n    retry: { maxAttempts: 2 }\n    throttle: { pauseSeconds: 0 }\n`, dir);
+    const c = await parseConfig(`${base}    reconnect: { maxSeconds: 5 }\n    retry: { maxAttempts: 2 }\n    throttle: { pauseSeconds: 0.5 }\n`, dir);
     expect(c.upstreams[0]).toMatchObject({
       reconnect: { initialSeconds: 1, maxSeconds: 5 },
       retry: { maxAttempts: 2, initialSeconds: 1, maxSeconds: 30 },
-      throttle: { pauseSeconds: 0, minRatePerBind: 10, recoverPerSecond: 100 },
+      throttle: { pauseSeconds: 0.5, minRatePerBind: 10, backoffPercent: 3, probePercentPerSecond: 1 },
     });
   });
 
-  it('derives burst and recoverPerSecond from ratePerBind unless given', async () => {
+  it('derives burst from ratePerBind unless given', async () => {
     const at = async (extra: string) => (await parseConfig(`${base}${extra}`, dir)).upstreams[0]!;
-    expect(await at('    ratePerBind: 120\n')).toMatchObject({ burst: 3, throttle: { recoverPerSecond: 12 } });
-    expect(await at('    ratePerBind: 0\n')).toMatchObject({ burst: 1, throttle: { recoverPerSecond: 1 } });
-    expect(await at('    ratePerBind: 5\n')).toMatchObject({ burst: 1, throttle: { recoverPerSecond: 1 } });
-    expect(await at('    burst: 7\n    throttle: { recoverPerSecond: 3 }\n')).toMatchObject({ burst: 7, throttle: { recoverPerSecond: 3 } });
+    expect(await at('    ratePerBind: 120\n')).toMatchObject({ burst: 3 });
+    expect(await at('    ratePerBind: 0\n')).toMatchObject({ burst: 1 });
+    expect(await at('    ratePerBind: 5\n')).toMatchObject({ burst: 1 });
+    expect(await at('    burst: 7\n')).toMatchObject({ burst: 7 });
+  });
+
+  it('names the throttle key that replaced recoverPerSecond', async () => {
+    await expect(parseConfig(`${base}    throttle: { recoverPerSecond: 3 }\n`, dir)).rejects.toThrow(/upstreams\[0\]\.throttle\.recoverPerSecond: was replaced by probePercentPerSecond/);
+    await expect(parseConfig(`${base}    throttle: { backoffPercent: 60 }\n`, dir)).rejects.toThrow(/upstreams\[0\]\.throttle\.backoffPercent: must be a number from 0.1 to 50/);
+    await expect(parseConfig(`${base}    accountRate: -1\n`, dir)).rejects.toThrow(/upstreams\[0\]\.accountRate: must be a number ≥ 0/);
   });
 
   it('an empty simulator section is disabled with its defaults', async () => {

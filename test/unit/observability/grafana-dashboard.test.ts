@@ -49,6 +49,7 @@ async function declared(processMetrics: boolean): Promise<Map<string, { type: st
     readQueue: async () => ({ queued: 0, inflight: 0, parked: 0 }),
     readUpstreams: () => [],
     readRecords: async () => 0,
+    readAccounts: () => [],
   });
   await metrics.registry.metrics();
   return new Map(metrics.registry.getMetricsAsArray().map((m) => [

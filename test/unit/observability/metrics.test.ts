@@ -27,11 +27,25 @@ describe('Metrics of webhook delivery', () => {
 
 describe('Metrics of binds', () => {
   it('counts the slots of accepted parts not stored yet as taken, and shows them apart', async () => {
-    const bind = { id: 'sim#0', upstream: 'sim', state: 'bound', outstanding: 3, held: 2, window: 10, rate: 0, tokens: 0, submitted: 40, throttleEpisodes: 0, reconnects: 0 };
+    const bind = { id: 'sim#0', upstream: 'sim', state: 'bound', outstanding: 3, held: 2, window: 10, rate: 0, tokens: 0, submitted: 40, throttleEpisodes: 0, learnedLimit: null, throttledSubmits: 0, reconnects: 0 };
     const m = new Metrics(() => [bind], { processMetrics: false });
     expect(await m.value('smppd_bind_window_in_use', { bind: 'sim#0' })).toBe(5);
     expect(await m.value('smppd_bind_window_held', { bind: 'sim#0' })).toBe(2);
     expect(await m.value('smppd_bind_window_size', { bind: 'sim#0' })).toBe(10);
+  });
+
+  it('shows the pacing each bind and account found: rate in force, learned limit, throttled submits', async () => {
+    const bind = { id: 'sim#0', upstream: 'sim', state: 'bound', outstanding: 0, held: 0, window: 10, rate: 485, tokens: 3, submitted: 9_000, throttleEpisodes: 4, learnedLimit: 500, throttledSubmits: 61, reconnects: 0 };
+    const m = new Metrics(() => [bind, { ...bind, id: 'sim#1', learnedLimit: null, rate: 1000 }], {
+      processMetrics: false, readAccounts: () => [{ upstream: 'sim', share: 1000, rate: 873, learnedLimit: 900 }],
+    });
+    expect(await m.value('smppd_bind_rate_per_second', { bind: 'sim#0' })).toBe(485);
+    expect(await m.value('smppd_bind_learned_limit_per_second', { bind: 'sim#0' })).toBe(500);
+    expect(await m.value('smppd_bind_learned_limit_per_second', { bind: 'sim#1' })).toBe(0);
+    expect(await m.value('smppd_bind_throttled_total', { bind: 'sim#0' })).toBe(61);
+    expect(await m.value('smppd_account_share_per_second', { upstream: 'sim' })).toBe(1000);
+    expect(await m.value('smppd_account_rate_per_second', { upstream: 'sim' })).toBe(873);
+    expect(await m.value('smppd_account_learned_limit_per_second', { upstream: 'sim' })).toBe(900);
   });
 });
 

@@ -1,34 +1,169 @@
 import { describe, expect, it } from 'vitest';
-import { ThrottleController } from '../../../src/smpp/throttle.js';
+import { TokenBucket } from '../../../src/core/token-bucket.js';
+import { pacingBurst } from '../../../src/smpp/pacing-burst.js';
+import { RateController, type RateControlSettings } from '../../../src/smpp/rate-controller.js';
 
-describe('ThrottleController (AIMD)', () => {
-  const settings = { maxRate: 1000, pauseMs: 1000, minRate: 10, recoverPerSecond: 100 };
+const SETTINGS: RateControlSettings = { maxRate: 1000, minRate: 10, pauseMs: 0, backoff: 0.03, probe: 0.01 };
 
-  it('halves the rate once per episode, pauses, then climbs back linearly', () => {
-    const t = new ThrottleController(settings, 0);
-    expect(t.onThrottled(0)).toBe(true);
-    // The other 99 answers of the same burst arrive within the pause: one halving only.
-    for (let i = 0; i < 99; i++) expect(t.onThrottled(5)).toBe(false);
-    expect(t.rate(10)).toBe(500);
-    expect(t.pauseLeft(10)).toBe(990);
-    expect(t.rate(1000)).toBe(500);
-    expect(t.rate(2000)).toBeCloseTo(600);
-    expect(t.rate(6000)).toBe(1000);
-    expect(t.rate(60_000)).toBe(1000);
-    expect(t.episodes).toBe(1);
+/** The SMSC's limit over time: [from ms, submit_sm/s]. */
+type Schedule = Array<[number, number]>;
+
+interface Second {
+  accepted: number;
+  throttled: number;
+}
+
+/**
+ * A sender with endless work paced by a RateController against a model SMSC (a token bucket of
+ * `limit`/s and 20 ms of burst that answers ESME_RTHROTTLED past it), in 1 ms steps with a 2 ms
+ * round trip and a window of 100. Returns what the SMSC accepted and throttled in each second.
+ */
+function run(schedule: Schedule, seconds: number, settings: RateControlSettings = SETTINGS, burst = 20): Second[] {
+  const ctrl = new RateController(settings, 0);
+  const ours = new TokenBucket(settings.maxRate, burst, 0);
+  const limitAt = (t: number): number => schedule.filter(([from]) => from <= t).at(-1)![1];
+  let smscVersion = limitAt(0);
+  const smsc = new TokenBucket(smscVersion, Math.max(1, Math.floor(smscVersion / 50)), 0);
+  const answers = new Map<number, boolean[]>();
+  let outstanding = 0;
+  const out: Second[] = Array.from({ length: seconds }, () => ({ accepted: 0, throttled: 0 }));
+  for (let t = 0; t < seconds * 1000; t++) {
+    const limit = limitAt(t);
+    if (limit !== smscVersion) {
+      smscVersion = limit;
+      smsc.setLimits(limit, Math.max(1, Math.floor(limit / 50)), t);
+    }
+    for (const accepted of answers.get(t) ?? []) {
+      outstanding--;
+      if (accepted) ctrl.onAccepted(t);
+      else ctrl.onThrottled(t);
+    }
+    answers.delete(t);
+    ctrl.tick(t);
+    if (ctrl.pauseLeft(t) > 0) continue;
+    const rate = ctrl.rate(t);
+    if (Number.isFinite(rate)) ours.setLimits(rate, pacingBurst(rate, settings.maxRate, burst), t);
+    while (outstanding < 100) {
+      if (Number.isFinite(rate) && ours.wait(1, t) > 0) {
+        ctrl.noteLimited();
+        break;
+      }
+      if (Number.isFinite(rate)) ours.take(1, t);
+      outstanding++;
+      const accepted = smsc.take(1, t) === 0;
+      const s = out[Math.floor(t / 1000)]!;
+      if (accepted) s.accepted++;
+      else s.throttled++;
+      const at = t + 2;
+      answers.set(at, [...(answers.get(at) ?? []), accepted]);
+    }
+  }
+  return out;
+}
+
+function share(seconds: Second[], from: number, to: number, limit: number): { achieved: number; throttled: number } {
+  const slice = seconds.slice(from, to);
+  const accepted = slice.reduce((n, s) => n + s.accepted, 0);
+  const throttled = slice.reduce((n, s) => n + s.throttled, 0);
+  return { achieved: accepted / (limit * slice.length), throttled: throttled / (accepted + throttled) };
+}
+
+describe('RateController against a model SMSC', () => {
+  it('settles at ≥ 95 % of a per-bind limit below the configured rate within 10 s, ≤ 1 % throttled after', () => {
+    const s = run([[0, 500]], 60);
+    const after = share(s, 10, 60, 500);
+    expect(after.achieved).toBeGreaterThanOrEqual(0.95);
+    expect(after.achieved).toBeLessThanOrEqual(1.01);
+    expect(after.throttled).toBeLessThanOrEqual(0.01);
   });
 
-  it('never goes below the floor nor above the configured rate', () => {
-    const t = new ThrottleController(settings, 0);
-    for (let i = 0; i < 20; i++) t.onThrottled(i * 1000);
-    expect(t.rate(20_000)).toBe(10);
-    expect(t.isSlowed(20_000)).toBe(true);
+  it('follows a limit that drops mid-run and finds it again when it comes back', () => {
+    const s = run([[0, 800], [20_000, 300], [40_000, 800]], 70);
+    expect(share(s, 10, 20, 800).achieved).toBeGreaterThanOrEqual(0.95);
+    const low = share(s, 30, 40, 300);
+    expect(low.achieved).toBeGreaterThanOrEqual(0.95);
+    expect(low.throttled).toBeLessThanOrEqual(0.01);
+    const back = share(s, 50, 70, 800);
+    expect(back.achieved).toBeGreaterThanOrEqual(0.95);
+    expect(back.throttled).toBeLessThanOrEqual(0.01);
   });
 
-  it('only pauses an unpaced bind', () => {
-    const t = new ThrottleController({ ...settings, maxRate: 0 }, 0);
-    t.onThrottled(0);
-    expect(t.rate(1)).toBe(0);
-    expect(t.pauseLeft(1)).toBe(999);
+  it('never goes above the configured rate when the SMSC allows more', () => {
+    const s = run([[0, 2000]], 20);
+    expect(s.every((x) => x.throttled === 0)).toBe(true);
+    expect(s.slice(1).every((x) => x.accepted <= 1000 + 20)).toBe(true);
+  });
+
+  it('paces an unpaced sender from its first throttle on', () => {
+    const s = run([[0, 1000]], 40, { ...SETTINGS, maxRate: 0 });
+    const after = share(s, 10, 40, 1000);
+    expect(after.achieved).toBeGreaterThanOrEqual(0.95);
+    expect(after.throttled).toBeLessThanOrEqual(0.01);
+  });
+});
+
+describe('RateController', () => {
+  it('measures what the SMSC accepted while saturated, and settles backoff below it', () => {
+    const c = new RateController(SETTINGS, 0);
+    expect(c.onThrottled(0)).toBe('measuring');
+    expect(c.measuring).toBe(true);
+    // The rate holds while measuring: 500 accepted per second, throttled all along.
+    for (let t = 1; t < 100; t++) {
+      if (t % 2 === 0) expect(c.onAccepted(t)).toBeUndefined();
+      else expect(c.onThrottled(t)).toBe('counted');
+      expect(c.rate(t)).toBe(1000);
+    }
+    const learned = c.onAccepted(100);
+    expect(learned).toEqual({ limit: 500, rate: 485, previous: undefined });
+    expect(c.limit).toBe(500);
+    expect(c.measuring).toBe(false);
+    expect(c.episodes).toBe(1);
+    expect(c.throttled).toBe(51);
+  });
+
+  it('takes a throttle that does not last (a burst) as the limit being where the rate was', () => {
+    const c = new RateController(SETTINGS, 0);
+    c.onThrottled(0);
+    // Accepted at 800/s, and only the first answer was refused: the SMSC was not saturated.
+    let learned;
+    for (let t = 1; learned === undefined; t++) learned = c.onAccepted(t * 1.25);
+    expect(learned.limit).toBe(1000);
+    expect(learned.rate).toBe(970);
+  });
+
+  it('climbs back only while the sender waits on it: linearly to the limit, faster past it', () => {
+    const c = new RateController(SETTINGS, 0);
+    c.resume(500, 0);
+    expect(c.rate(0)).toBe(485);
+    expect(c.rate(5_000)).toBe(485); // idle: no climb
+    c.noteLimited();
+    expect(c.rate(6_000)).toBeCloseTo(490);
+    for (let t = 6_100; t <= 8_000; t += 100) {
+      c.noteLimited();
+      c.rate(t);
+    }
+    expect(c.rate(8_000)).toBeCloseTo(500);
+    let t = 8_000;
+    while (c.rate(t) < 1000 && t < 20_000) {
+      t += 100;
+      c.noteLimited();
+    }
+    expect(t).toBeLessThan(16_000);
+    expect(c.rate(t)).toBe(1000);
+  });
+
+  it('ends a measurement refused throughout after 2 s, at the floor', () => {
+    const c = new RateController(SETTINGS, 0);
+    c.onThrottled(0);
+    c.onThrottled(500);
+    expect(c.tick(1_999)).toBeUndefined();
+    expect(c.tick(2_000)).toMatchObject({ limit: 10, rate: 10 });
+  });
+
+  it('pauses when told to', () => {
+    const c = new RateController({ ...SETTINGS, pauseMs: 1_000 }, 0);
+    c.onThrottled(0);
+    expect(c.pauseLeft(10)).toBe(990);
+    expect(c.isSlowed(10)).toBe(true);
   });
 });

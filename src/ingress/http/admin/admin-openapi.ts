@@ -61,7 +61,11 @@ export const adminSchemas: Json = {
     boundSince: nullable(time),
     submitRate: object({ last10s: num, last1m: num }),
     window: object({ size: int, inUse: { ...int, description: 'Outstanding plus held (answered, not stored yet).' }, held: int }),
-    throttle: object({ rate: { ...num, description: 'The AIMD rate in force, submit_sm/s; 0 = unpaced.' }, episodes: int, throttled: bool }),
+    throttle: object({
+      rate: { ...num, description: 'The pacing rate in force, submit_sm/s; 0 = unpaced.' },
+      learnedLimit: { ...nullable(num), description: 'The rate the SMSC was last measured to accept, submit_sm/s; null before a throttle.' },
+      episodes: int, throttledSubmits: int, throttled: bool,
+    }),
   }),
   AdminSuspension: object({ upstream: str, suspended: nullable(suspension) }),
   SuspendRequest: (() => {
