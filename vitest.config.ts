@@ -2,11 +2,23 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'bench/test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
     // The JSON report feeds the one-line summary .ci/run prints.
     reporters: ['default', ['json', { outputFile: 'dist/test-results.json' }]],
+    projects: [
+      {
+        // Pure logic with injected clocks: two at a time, first.
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/regression/**/*.test.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        // Real sockets, processes, servers and timings: one at a time, so none waits for a core
+        // another test is holding.
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/interop/**/*.test.ts', 'bench/test/**/*.test.ts'], maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

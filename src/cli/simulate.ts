@@ -24,8 +24,10 @@ Options:
                               /drop, /reset); 0 = none (default 0)
   --response-delay-ms N       delay before each submit_sm_resp (default 0)
   --throttle-rate N           submit_sm per second per bind before ESME_RTHROTTLED, 0 = off (default 0)
+  --throttle-burst N          tokens the per-bind throttle saves up (default rate / 50, at least 1)
   --account-throttle-rate N   submit_sm per second shared by all binds of the account before
                               ESME_RTHROTTLED, 0 = off (default 0)
+  --account-throttle-burst N  tokens the account's throttle saves up (default rate / 50, at least 1)
   --receipt-delay-ms N        delay from submit_sm_resp to the delivery receipt (default 500)
   --no-receipts               never send delivery receipts
   --receipt-routing R         which bind of the account a receipt goes to (default same):
@@ -84,7 +86,9 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
       'status-port': { type: 'string' },
       'response-delay-ms': { type: 'string' },
       'throttle-rate': { type: 'string' },
+      'throttle-burst': { type: 'string' },
       'account-throttle-rate': { type: 'string' },
+      'account-throttle-burst': { type: 'string' },
       'receipt-delay-ms': { type: 'string' },
       'no-receipts': { type: 'boolean' },
       'receipt-routing': { type: 'string' },
@@ -101,7 +105,9 @@ function parse(argv: string[]): { help: true } | { help: false; options: Simulat
   const behaviour: BehaviourPatch = {
     responseDelayMs: count('response-delay-ms', values['response-delay-ms'], 0),
     throttleRatePerBind: count('throttle-rate', values['throttle-rate'], 0),
+    throttleBurst: count('throttle-burst', values['throttle-burst'], 0),
     throttleRatePerAccount: count('account-throttle-rate', values['account-throttle-rate'], 0),
+    throttleAccountBurst: count('account-throttle-burst', values['account-throttle-burst'], 0),
     messageIdFormat: format,
     receiptRouting: routing,
     receipts: {

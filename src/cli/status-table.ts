@@ -4,7 +4,7 @@
  * uptimeSeconds: status-facts.ts).
  */
 import type { AdminStatus, BindStatus } from '../ingress/http/admin-ui/admin-views.js';
-import { boundCount, daemonNow, formatDuration, formatRate, secondsSince, upstreamState } from '../ingress/http/admin-ui/status-facts.js';
+import { boundCount, daemonNow, formatDuration, formatRate, pace, secondsSince, upstreamState } from '../ingress/http/admin-ui/status-facts.js';
 import { oneLine, renderTable } from './text-table.js';
 
 /** How long a bind has been bound, or how long until it tries again; '-' when neither. */
@@ -52,7 +52,7 @@ export function renderStatusTable(status: AdminStatus): string[] {
       binds.map((b) => [
         b.id, b.state, bindTiming(b, now), Number(formatRate(b.submitRate.last10s)), Number(formatRate(b.submitRate.last1m)),
         `${b.window.inUse}/${b.window.size}`, b.window.held,
-        b.throttle.rate === 0 ? 'unpaced' : `${formatRate(b.throttle.rate)}/s`,
+        pace(b.throttle),
         b.throttle.throttled ? `yes(${b.throttle.episodes})` : `no(${b.throttle.episodes})`,
         b.detail === '' ? '-' : b.detail,
       ]),

@@ -2,9 +2,6 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { Pacer } from './pacer.js';
 import type { Learned, RateControlSettings } from './rate-controller.js';
 
-/** A throttle counts against the account when its pacing held the upstream back this recently (ms). */
-const LIMITING_MS = 250;
-
 export interface AccountPaceStats {
   /** The account's share of `accountRate` this instance may use (submit_sm/s). */
   share: number;
@@ -21,15 +18,15 @@ interface ThrottledBind {
 
 /**
  * One upstream's `accountRate`: a `Pacer` every bind of the upstream takes a token from besides
- * its own, at the rate the SMSC is found to accept for the whole account. A throttle answer is
- * measured by the account when the account's pacing is what held the upstream back (it ran out of
- * tokens within the last 250 ms, or is measuring), by the bind it came on otherwise: it is charged
- * to whichever limit the senders were running into.
+ * its own, at the rate the SMSC is found to accept for the whole account. An upstream with an
+ * account rate says its provider limits the account: every throttle answer on any of its binds is
+ * measured by the account (the bind only counts it), so the binds together settle just below the
+ * account's limit instead of each guessing its share. A provider that limits each bind as well is
+ * followed too, as long as the binds carry about equal loads (the pool spreads submits evenly).
  */
 export class AccountPace {
   #share: number;
   #pacer: Pacer;
-  #limitingAt = -Infinity;
   #wake: TimerHandle | undefined;
 
   constructor(
@@ -67,7 +64,6 @@ export class AccountPace {
       this.#pacer.take(now);
       return true;
     }
-    this.#limitingAt = now;
     this.#wake ??= this.clock.setTimer(wait, () => {
       this.#wake = undefined;
       this.ready();
@@ -79,16 +75,10 @@ export class AccountPace {
     this.#pacer.onAccepted(this.clock.now());
   }
 
-  /**
-   * A throttle answer on `bind`: when the account was what held the upstream back, the account
-   * measures it (the bind only counts it) and this returns 'account' or, on a new measurement,
-   * 'account-episode'; otherwise undefined, and the bind's own pacing is the one to tell.
-   */
-  throttled(bind: ThrottledBind): 'account' | 'account-episode' | undefined {
-    const now = this.clock.now();
-    if (!this.#pacer.measuring && now - this.#limitingAt > LIMITING_MS) return undefined;
+  /** A throttle answer on `bind`: the account measures it, the bind counts it. True when it started a measurement. */
+  throttled(bind: ThrottledBind): boolean {
     bind.onThrottled(false);
-    return this.#pacer.onThrottled(now) ? 'account-episode' : 'account';
+    return this.#pacer.onThrottled(this.clock.now());
   }
 
   stats(): AccountPaceStats {

@@ -47,32 +47,47 @@ export function roundRate(rate: number): number {
   return Number.isFinite(rate) ? Math.round(rate * 10) / 10 : 0;
 }
 
-/** A measurement ends after this long and at least MEASURE_ACCEPTED acceptances (or MEASURE_MAX_MS). */
-const MEASURE_MS = 100;
-const MEASURE_ACCEPTED = 50;
+/**
+ * A measurement ends after this long and at least MEASURE_ACCEPTED acceptances (or MEASURE_MAX_MS):
+ * long enough that a late read of a few tens of milliseconds on either side moves it little.
+ */
+const MEASURE_MS = 200;
+const MEASURE_ACCEPTED = 100;
 const MEASURE_MAX_MS = 2_000;
+/**
+ * A measurement's time is cut in slots this long (ms): refusals in a third of them or more mean the
+ * SMSC refused all along (a late read's backlog is refused in one or two), and the SMSC's rate is
+ * read from the slots' acceptances with the busiest and the emptiest quarter left out (a late read
+ * empties some slots and crowds the next).
+ */
+const SLOT_MS = 20;
+/** Seconds in which the rate climbs half the way back to the learned limit. */
+const APPROACH_HALF_LIFE_S = 2;
 
 interface Measurement {
   start: number;
   accepted: number;
-  /** A throttle answer came in the second half: the SMSC refused all along, it was saturated. */
-  lateThrottle: boolean;
+  /** The SLOT_MS slots of the measurement (the first one left out) in which a throttle answer came. */
+  throttleSlots: Set<number>;
   /** The rate the sender was at when the first throttle came (Infinity: unpaced). */
   rateAtStart: number;
+  /** Acceptances per SLOT_MS slot from the start. */
+  acceptedSlots: number[];
 }
 
 /**
  * Finds and follows the rate an SMSC accepts, for one bind or for an account shared by several.
  *
  * A throttle answer (ESME_RTHROTTLED, ESME_RMSGQFUL) starts a short measurement at the rate in
- * force: while the sender goes on, every acceptance is counted for at least 100 ms and 50
- * acceptances. Refused all along, the SMSC was saturated, so what it accepted in that time is its
- * limit (its token bucket refilled at that rate, and was empty); refused only at the start, it was
- * a blip at the top of its limit (a burst, a late read), and the rate the sender was at is the
- * limit. The rate then settles `backoff` below the limit, climbs back toward it by `probe` of it
- * per second, and past it climbs faster and faster (the limit may have risen), up to `maxRate`,
- * until the next throttle measures again. Halving instead, as TCP's AIMD does, leaves a quarter
- * of the SMSC's capacity unused on average; this settles within a few per cent of it.
+ * force: while the sender goes on, every answer is counted, per 20 ms slot, for at least 200 ms and
+ * 100 acceptances. Refused all along (not in one burst) and taking clearly less than was sent, the
+ * SMSC was saturated: its token bucket was empty and refilled at its limit, which is what it
+ * accepted per slot (`slotRate`). Otherwise it was a blip at the top of its limit (a burst, a late
+ * read, a probe just past it), and the rate the sender was at is the limit. The rate then settles
+ * `backoff` below the limit, climbs back toward it (half the way every 2 s, at least `probe` of it
+ * a second), and past it faster and faster (the limit may have risen), up to `maxRate`, until the
+ * next throttle measures again. Halving instead, as TCP's AIMD does, leaves a quarter of the SMSC's
+ * capacity unused on average; this settles within a few per cent of it.
  *
  * The rate climbs only while the sender is held back by it (`noteLimited`): a bind with no work
  * does not creep up to its ceiling and overrun the SMSC when work comes. Pure: time is an argument.
@@ -125,6 +140,8 @@ export class RateController {
     const m = this.#measurement;
     if (m === undefined) return undefined;
     m.accepted++;
+    const slot = Math.floor((now - m.start) / SLOT_MS);
+    m.acceptedSlots[slot] = (m.acceptedSlots[slot] ?? 0) + 1;
     return this.#maybeConclude(now);
   }
 
@@ -133,12 +150,13 @@ export class RateController {
     this.#throttled++;
     const m = this.#measurement;
     if (m !== undefined) {
-      if (now - m.start >= MEASURE_MS / 2) m.lateThrottle = true;
+      const slot = Math.floor((now - m.start) / SLOT_MS);
+      if (slot > 0) m.throttleSlots.add(slot);
       return 'counted';
     }
     this.#update(now);
     this.#episodes++;
-    this.#measurement = { start: now, accepted: 0, lateThrottle: false, rateAtStart: this.#rate };
+    this.#measurement = { start: now, accepted: 0, throttleSlots: new Set(), acceptedSlots: [], rateAtStart: this.#rate };
     if (this.settings.pauseMs > 0) this.#pausedUntil = now + this.settings.pauseMs;
     return 'measuring';
   }
@@ -180,8 +198,12 @@ export class RateController {
     if (elapsed < MEASURE_MS || (m.accepted < MEASURE_ACCEPTED && elapsed < MEASURE_MAX_MS)) return undefined;
     this.#measurement = undefined;
     const accepted = (m.accepted * 1000) / elapsed;
-    // Saturated: the SMSC's acceptances are its limit. A blip: the rate we were at nearly was.
-    const limit = Math.max(this.settings.minRate, m.lateThrottle || !Number.isFinite(m.rateAtStart) ? accepted : Math.max(accepted, m.rateAtStart));
+    // Saturated (refused all along, taking clearly less than was sent): the SMSC's rate is its limit.
+    // Otherwise the rate the sender was at nearly was: a blip, or a probe just past the limit.
+    const slots = answeredSlots(m, elapsed);
+    const refusedAllAlong = slots.length > 0 && slots.filter((i) => m.throttleSlots.has(i)).length * 3 >= slots.length;
+    const saturated = refusedAllAlong && accepted < m.rateAtStart * (1 - this.settings.backoff);
+    const limit = Math.max(this.settings.minRate, saturated ? slotRate(m.acceptedSlots, slots) : Math.max(accepted, m.rateAtStart));
     const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
     const previous = this.#limit;
     this.#limit = Math.min(limit, ceiling);
@@ -206,7 +228,10 @@ export class RateController {
     const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
     const step = limit * this.settings.probe;
     if (this.#rate < limit) {
-      this.#rate = Math.min(limit, this.#rate + step * seconds);
+      // Half the way back to the limit every APPROACH_HALF_LIFE_S, at least `probe` of it a second:
+      // fast after a deep cut (a measurement that a late read spoilt), gentle near the limit.
+      const approach = (limit - this.#rate) * (1 - 2 ** (-seconds / APPROACH_HALF_LIFE_S));
+      this.#rate = Math.min(limit, this.#rate + Math.max(approach, step * seconds));
       return;
     }
     // Past the limit with no throttle: it may have risen. Each second above it doubles the climb.
@@ -214,4 +239,27 @@ export class RateController {
     const above = (now - this.#aboveSince) / 1000;
     this.#rate = Math.min(ceiling, this.#rate + step * 2 ** Math.min(above, 20) * seconds);
   }
+}
+
+/**
+ * The complete slots after the first that tell something of the SMSC: all of them, but when the
+ * sender sent enough for an answer or more in every slot, only those in which an answer came (one
+ * with none is a late read on one side or the other, not an SMSC that accepted nothing).
+ */
+function answeredSlots(m: Measurement, elapsed: number): number[] {
+  const slots = Array.from({ length: Math.max(0, Math.floor(elapsed / SLOT_MS) - 1) }, (_, i) => i + 1);
+  if ((m.rateAtStart * SLOT_MS) / 1000 < 2) return slots;
+  return slots.filter((i) => (m.acceptedSlots[i] ?? 0) > 0 || m.throttleSlots.has(i));
+}
+
+/**
+ * The rate (per second) of the acceptances in `slots`, from the middle half of their counts (the
+ * interquartile mean): robust to a late read on either side, which empties some slots and crowds
+ * the next.
+ */
+function slotRate(acceptedSlots: readonly number[], slots: readonly number[]): number {
+  const counts = slots.map((i) => acceptedSlots[i] ?? 0).sort((a, b) => a - b);
+  const quarter = counts.length >= 4 ? Math.floor(counts.length / 4) : 0;
+  const middle = counts.slice(quarter, counts.length - quarter);
+  return middle.length === 0 ? 0 : (middle.reduce((n, c) => n + c, 0) * 1000) / (middle.length * SLOT_MS);
 }

@@ -294,11 +294,11 @@ export class UpstreamPool extends EventEmitter {
     }
   }
 
-  /** Charges a throttle answer to the limit the senders were running into: the account's or the bind's. */
+  /** A throttle answer is the account's to measure when the upstream has one, else the bind's. */
   #throttled(bind: Bind<Ctx>): void {
-    const byAccount = this.#account?.throttled(bind);
-    if (byAccount === 'account-episode') this.metrics.throttled(this.name, 'account');
-    else if (byAccount === undefined && bind.onThrottled()) this.metrics.throttled(this.name, bind.id);
+    if (this.#account === undefined) {
+      if (bind.onThrottled()) this.metrics.throttled(this.name, bind.id);
+    } else if (this.#account.throttled(bind)) this.metrics.throttled(this.name, 'account');
   }
 
   #retryOrFail(job: Job, commandStatus: number, name: string): void {

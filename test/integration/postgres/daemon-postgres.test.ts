@@ -3,18 +3,15 @@
  * accepted by either are claimed by whichever instance is free, every message reaches
  * DELIVERED once (its receipt may come in on either instance), and the SMSC sees each message once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
-import { parseConfig } from '../../../src/config/load.js';
+import type { RunningDaemon } from '../../../src/cli/daemon.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { SmscSimulator } from '../../../src/simulator/simulator.js';
 import { until } from '../../support/engine.js';
-import { describePg, PG_URL, pgSchema } from './pg-store.js';
+import { startPgDaemon } from './pg-daemon.js';
+import { describePg, pgSchema } from './pg-store.js';
 
 const TOKEN = 'pg-daemon-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -30,21 +27,10 @@ describePg('two daemons on one PostgreSQL store', () => {
     const { port } = await sim.start();
     cleanups.push(() => sim.stop());
     const metrics = { 'host-a': new Metrics(() => [], { processMetrics: false }), 'host-b': new Metrics(() => [], { processMetrics: false }) };
-    const daemon = async (instanceId: 'host-a' | 'host-b'): Promise<RunningDaemon> => {
-      const dir = mkdtempSync(join(tmpdir(), 'smppd-pg-daemon-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const config = await parseConfig([
-        'log: { level: silent }',
-        'http: { listen: "127.0.0.1:0" }',
-        `clients: [{ name: app, token: ${TOKEN} }]`,
-        `store: { kind: postgres, url: "${PG_URL}", schema: ${schema.name}, instanceId: ${instanceId} }`,
-        `upstreams: [{ name: sim, host: 127.0.0.1, port: ${port}, systemId: pg, password: pgpw, binds: 2 }]`,
-        '',
-      ].join('\n'), dir);
-      const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog, metrics: metrics[instanceId] });
-      cleanups.push(() => d.stop());
-      return d;
-    };
+    const daemon = (instanceId: 'host-a' | 'host-b'): Promise<RunningDaemon> => startPgDaemon(cleanups, {
+      schema: schema.name, instanceId, token: TOKEN, metrics: metrics[instanceId],
+      upstream: `{ name: sim, host: 127.0.0.1, port: ${port}, systemId: pg, password: pgpw, binds: 2 }`,
+    });
     const [a, b] = [await daemon('host-a'), await daemon('host-b')];
     const call = (d: RunningDaemon, method: string, path: string, body?: object) => fetch(`http://127.0.0.1:${d.http.port}${path}`, {
       method, headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },

@@ -3,17 +3,14 @@
  * at once is stored once, and both answer its result; a sendbulk repeat on the other instance
  * waits for the first's upload to end and answers its response.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { startDaemon, type RunningDaemon } from '../../../src/cli/daemon.js';
-import { parseConfig } from '../../../src/config/load.js';
+import type { RunningDaemon } from '../../../src/cli/daemon.js';
 import { SystemClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
 import { SmscSimulator } from '../../../src/simulator/simulator.js';
 import { bulkForm } from '../../support/http.js';
-import { describePg, PG_URL, pgSchema } from './pg-store.js';
+import { startPgDaemon } from './pg-daemon.js';
+import { describePg, pgSchema } from './pg-store.js';
 
 const TOKEN = 'pg-idem-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -28,21 +25,9 @@ describePg('Idempotency-Key on two daemons sharing PostgreSQL', () => {
     const sim = new SmscSimulator({ host: '127.0.0.1', port: 0, accounts: [{ systemId: 'pg', password: 'pgpw' }] }, new SystemClock(), silentLog);
     const { port } = await sim.start();
     cleanups.push(() => sim.stop());
-    const daemon = async (instanceId: string): Promise<RunningDaemon> => {
-      const dir = mkdtempSync(join(tmpdir(), 'smppd-pg-idem-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const config = await parseConfig([
-        'log: { level: silent }',
-        'http: { listen: "127.0.0.1:0" }',
-        `clients: [{ name: app, token: ${TOKEN} }]`,
-        `store: { kind: postgres, url: "${PG_URL}", schema: ${schema.name}, instanceId: ${instanceId} }`,
-        `upstreams: [{ name: sim, host: 127.0.0.1, port: ${port}, systemId: pg, password: pgpw }]`,
-        '',
-      ].join('\n'), dir);
-      const d = await startDaemon(config, { clock: new SystemClock(), log: silentLog });
-      cleanups.push(() => d.stop());
-      return d;
-    };
+    const daemon = (instanceId: string): Promise<RunningDaemon> => startPgDaemon(cleanups, {
+      schema: schema.name, instanceId, token: TOKEN, upstream: `{ name: sim, host: 127.0.0.1, port: ${port}, systemId: pg, password: pgpw }`,
+    });
     const [a, b] = [await daemon('host-a'), await daemon('host-b')];
     const post = (d: RunningDaemon, path: string, key: string, body: { payload: Buffer; headers: Record<string, string> } | object) => {
       const multipart = 'payload' in body;

@@ -7,7 +7,7 @@ import { renderMessageList } from '../../../src/cli/message-list.js';
 import { renderMessageStory } from '../../../src/cli/message-story.js';
 import { renderStatusTable } from '../../../src/cli/status-table.js';
 import { oneLine, renderTable } from '../../../src/cli/text-table.js';
-import { daemonNow } from '../../../src/ingress/http/admin-ui/status-facts.js';
+import { daemonNow, pace } from '../../../src/ingress/http/admin-ui/status-facts.js';
 import { sampleMessageList, sampleMessageStory, sampleStatus } from '../../support/admin-samples.js';
 
 /** The whitespace-split cells of the table line that starts with `first`. */
@@ -52,6 +52,12 @@ describe('smppd status tables', () => {
     expect(row(lines, 'BIND')).toEqual(['BIND', 'STATE', 'FOR', 'RATE10S', 'RATE1M', 'WINDOW', 'HELD', 'PACE', 'THROTTLED', 'DETAIL']);
     expect(row(lines, 'demo#0')).toEqual(['demo#0', 'bound', '1h03m', '950', '940', '37/100', '3', '1000/s', 'no(0)', '-']);
     expect(row(lines, 'demo#1')).toEqual(['demo#1', 'backoff', 'retry-in-4s', '0', '12.5', '0/100', '0', 'unpaced', 'yes(2)', 'connect', 'ECONNREFUSED', '10.0.0.7:2775']);
+  });
+
+  it('shows a bind\'s pace with the limit the SMSC was measured at, once there is one', () => {
+    expect(pace({ rate: 1000, learnedLimit: null })).toBe('1000/s');
+    expect(pace({ rate: 0, learnedLimit: null })).toBe('unpaced');
+    expect(pace({ rate: 485.2, learnedLimit: 500.4 })).toMatch(/^485(\.2)?\/s \(limit 500(\.4)?\/s\)$/);
   });
 
   it('gives each client its queue and undelivered events', () => {

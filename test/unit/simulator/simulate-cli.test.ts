@@ -23,6 +23,7 @@ describe('smppd simulate', () => {
     expect(await runSimulate(['--help'], help)).toBe(0);
     expect(help.out.join('\n')).toContain('--throttle-rate');
     expect(help.out.join('\n')).toContain('--account-throttle-rate');
+    expect(help.out.join('\n')).toContain('--throttle-burst');
     expect(help.out.join('\n')).toContain('--receipt-routing');
     const bad = io();
     expect(await runSimulate(['--message-id-format', 'octal'], bad)).toBe(2);
@@ -59,15 +60,17 @@ describe('smppd simulate', () => {
   it('--receipt-routing and --account-throttle-rate set the behaviour, which the status endpoint shows and changes', async () => {
     const stop = new AbortController();
     const cli = io(stop.signal);
-    const exit = runSimulate(['--port', '0', '--status-port', String(await freePort()), '--receipt-routing', 'other-system-type', '--account-throttle-rate', '40'], cli);
+    const exit = runSimulate(['--port', '0', '--status-port', String(await freePort()), '--receipt-routing', 'other-system-type', '--account-throttle-rate', '40', '--throttle-rate', '30', '--throttle-burst', '15', '--account-throttle-burst', '8'], cli);
     await until(() => cli.out.length === 1);
     const { statusPort } = JSON.parse(cli.out[0]!) as { statusPort: number };
     const behaviour = async (init?: RequestInit) => {
       const res = await fetch(`http://127.0.0.1:${statusPort}/behaviour`, init);
-      return { status: res.status, body: (await res.json()) as { receiptRouting?: string; throttleRatePerAccount?: number; throttleAccountBurst?: number; error?: string } };
+      return { status: res.status, body: (await res.json()) as { receiptRouting?: string; throttleRatePerAccount?: number; throttleAccountBurst?: number; throttleBurst?: number; error?: string } };
     };
     try {
-      expect((await behaviour()).body).toMatchObject({ receiptRouting: 'other-system-type', throttleRatePerAccount: 40, throttleAccountBurst: 0 });
+      expect((await behaviour()).body).toMatchObject({
+        receiptRouting: 'other-system-type', throttleRatePerAccount: 40, throttleAccountBurst: 8, throttleRatePerBind: 30, throttleBurst: 15,
+      });
       const post = (patch: object) => behaviour({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
       const refused = await post({ receiptRouting: 'elsewhere' });
       expect(refused.status).toBe(400);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TokenBucket } from '../../../src/core/token-bucket.js';
-import { pacingBurst } from '../../../src/smpp/pacing-burst.js';
+import { Pacer } from '../../../src/smpp/pacer.js';
 import { RateController, type RateControlSettings } from '../../../src/smpp/rate-controller.js';
 
 const SETTINGS: RateControlSettings = { maxRate: 1000, minRate: 10, pauseMs: 0, backoff: 0.03, probe: 0.01 };
@@ -14,41 +14,57 @@ interface Second {
 }
 
 /**
- * A sender with endless work paced by a RateController against a model SMSC (a token bucket of
- * `limit`/s and 20 ms of burst that answers ESME_RTHROTTLED past it), in 1 ms steps with a 2 ms
- * round trip and a window of 100. Returns what the SMSC accepted and throttled in each second.
+ * A sender with endless work paced by a Pacer (the bind's: a RateController and a token bucket, waking
+ * for several tokens at once) against a model SMSC (a token bucket of `limit`/s that saves up
+ * `smscBurstMs` of it and answers ESME_RTHROTTLED past it), in 1 ms steps with a 2 ms round trip and
+ * a window of 100. With `stalls`, now and then (every 0.5–2 s) nothing runs for 20–80 ms and the
+ * backlog comes at once, as on a loaded host. Returns what the SMSC accepted and throttled each second.
  */
-function run(schedule: Schedule, seconds: number, settings: RateControlSettings = SETTINGS, burst = 20): Second[] {
-  const ctrl = new RateController(settings, 0);
-  const ours = new TokenBucket(settings.maxRate, burst, 0);
+function run(schedule: Schedule, seconds: number, settings: RateControlSettings = SETTINGS, burst = 20, stalls = false, smscBurstMs = 20): Second[] {
+  let seed = 7;
+  const random = (): number => ((seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647);
+  let stallAt = 500;
+  const pacer = new Pacer(settings, burst, 0, () => {});
+  let wakeAt = 0;
   const limitAt = (t: number): number => schedule.filter(([from]) => from <= t).at(-1)![1];
   let smscVersion = limitAt(0);
-  const smsc = new TokenBucket(smscVersion, Math.max(1, Math.floor(smscVersion / 50)), 0);
+  const smscBurst = (limit: number): number => Math.max(1, Math.floor((limit * smscBurstMs) / 1000));
+  const smsc = new TokenBucket(smscVersion, smscBurst(smscVersion), 0);
   const answers = new Map<number, boolean[]>();
   let outstanding = 0;
   const out: Second[] = Array.from({ length: seconds }, () => ({ accepted: 0, throttled: 0 }));
   for (let t = 0; t < seconds * 1000; t++) {
+    if (stalls && t >= stallAt) {
+      const end = t + 20 + Math.floor(random() * 60);
+      for (; t < end; t++) {
+        const late = answers.get(t);
+        if (late) answers.set(end, [...(answers.get(end) ?? []), ...late]);
+        answers.delete(t);
+      }
+      stallAt = t + 500 + Math.floor(random() * 1500);
+    }
     const limit = limitAt(t);
     if (limit !== smscVersion) {
       smscVersion = limit;
-      smsc.setLimits(limit, Math.max(1, Math.floor(limit / 50)), t);
+      smsc.setLimits(limit, smscBurst(limit), t);
     }
+    let freed = false;
     for (const accepted of answers.get(t) ?? []) {
       outstanding--;
-      if (accepted) ctrl.onAccepted(t);
-      else ctrl.onThrottled(t);
+      freed = true;
+      if (accepted) pacer.onAccepted(t);
+      else pacer.onThrottled(t);
     }
     answers.delete(t);
-    ctrl.tick(t);
-    if (ctrl.pauseLeft(t) > 0) continue;
-    const rate = ctrl.rate(t);
-    if (Number.isFinite(rate)) ours.setLimits(rate, pacingBurst(rate, settings.maxRate, burst), t);
+    // The bind tries when its timer is due, or when an answer frees a slot of a full window.
+    if (t < wakeAt && !(freed && outstanding === 99)) continue;
     while (outstanding < 100) {
-      if (Number.isFinite(rate) && ours.wait(1, t) > 0) {
-        ctrl.noteLimited();
+      const wait = pacer.wait(t);
+      if (wait > 0) {
+        wakeAt = t + wait;
         break;
       }
-      if (Number.isFinite(rate)) ours.take(1, t);
+      pacer.take(t);
       outstanding++;
       const accepted = smsc.take(1, t) === 0;
       const s = out[Math.floor(t / 1000)]!;
@@ -88,6 +104,26 @@ describe('RateController against a model SMSC', () => {
     expect(back.throttled).toBeLessThanOrEqual(0.01);
   });
 
+  it('holds ≥ 95 % of the limit with ≤ 1 % throttled on a host that stalls now and then', () => {
+    for (const [limit, max] of [[500, 1000], [1000, 0], [300, 1000]] as const) {
+      const s = run([[0, limit]], 60, { ...SETTINGS, maxRate: max }, 20, true);
+      const after = share(s, 10, 60, limit);
+      expect(after.achieved, `limit ${limit}`).toBeGreaterThanOrEqual(0.95);
+      expect(after.throttled, `limit ${limit}`).toBeLessThanOrEqual(0.01);
+    }
+  });
+
+  it('holds ≥ 95 % with ≤ 1 % throttled against an SMSC that saves up 100 ms, which lets a probe overshoot longer', () => {
+    for (const stalls of [false, true]) {
+      for (const [limit, max] of [[500, 1000], [1000, 0], [300, 1000]] as const) {
+        const s = run([[0, limit]], 60, { ...SETTINGS, maxRate: max }, 20, stalls, 100);
+        const after = share(s, 10, 60, limit);
+        expect(after.achieved, `limit ${limit}, stalls ${stalls}`).toBeGreaterThanOrEqual(0.95);
+        expect(after.throttled, `limit ${limit}, stalls ${stalls}`).toBeLessThanOrEqual(0.01);
+      }
+    }
+  });
+
   it('never goes above the configured rate when the SMSC allows more', () => {
     const s = run([[0, 2000]], 20);
     expect(s.every((x) => x.throttled === 0)).toBe(true);
@@ -107,18 +143,18 @@ describe('RateController', () => {
     const c = new RateController(SETTINGS, 0);
     expect(c.onThrottled(0)).toBe('measuring');
     expect(c.measuring).toBe(true);
-    // The rate holds while measuring: 500 accepted per second, throttled all along.
-    for (let t = 1; t < 100; t++) {
+    // The rate holds while measuring (200 ms, 100 acceptances): 500 accepted per second, throttled all along.
+    for (let t = 1; t < 200; t++) {
       if (t % 2 === 0) expect(c.onAccepted(t)).toBeUndefined();
       else expect(c.onThrottled(t)).toBe('counted');
       expect(c.rate(t)).toBe(1000);
     }
-    const learned = c.onAccepted(100);
+    const learned = c.onAccepted(200);
     expect(learned).toEqual({ limit: 500, rate: 485, previous: undefined });
     expect(c.limit).toBe(500);
     expect(c.measuring).toBe(false);
     expect(c.episodes).toBe(1);
-    expect(c.throttled).toBe(51);
+    expect(c.throttled).toBe(101);
   });
 
   it('takes a throttle that does not last (a burst) as the limit being where the rate was', () => {
@@ -154,8 +190,7 @@ describe('RateController', () => {
 
   it('ends a measurement refused throughout after 2 s, at the floor', () => {
     const c = new RateController(SETTINGS, 0);
-    c.onThrottled(0);
-    c.onThrottled(500);
+    for (let t = 0; t < 2_000; t += 10) c.onThrottled(t);
     expect(c.tick(1_999)).toBeUndefined();
     expect(c.tick(2_000)).toMatchObject({ limit: 10, rate: 10 });
   });

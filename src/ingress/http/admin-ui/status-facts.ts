@@ -43,3 +43,9 @@ export function formatRate(rate: number): string {
   if (rate === 0) return '0';
   return rate < 100 ? rate.toFixed(1) : String(Math.round(rate));
 }
+
+/** The pacing in force, and the limit the SMSC was measured at when there is one: `485/s (limit 500/s)`. */
+export function pace(t: { rate: number; learnedLimit: number | null }): string {
+  const rate = t.rate === 0 ? 'unpaced' : `${formatRate(t.rate)}/s`;
+  return t.learnedLimit === null ? rate : `${rate} (limit ${formatRate(t.learnedLimit)}/s)`;
+}

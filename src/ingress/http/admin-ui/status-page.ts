@@ -6,7 +6,7 @@
  */
 import type { AdminStatus, BindState, BindStatus, UpstreamStatus } from './admin-views.js';
 import { escapeHtml as e, page } from './html.js';
-import { boundCount, daemonNow, formatDuration, formatRate, secondsSince, upstreamState } from './status-facts.js';
+import { boundCount, daemonNow, formatDuration, formatRate, pace, secondsSince, upstreamState } from './status-facts.js';
 
 /** Who is looking, for the header and the buttons. */
 export interface Viewer {
@@ -75,11 +75,10 @@ function bindTiming(b: BindStatus, now: number): string {
 }
 
 function bindRow(b: BindStatus, now: number): string {
-  const pace = b.throttle.rate === 0 ? 'unpaced' : `${formatRate(b.throttle.rate)}/s`;
   const throttled = b.throttle.throttled ? `<span class="warn">throttled</span>` : 'no';
   return `<tr data-bind="${e(b.id)}">${cell(b.id)}<td class="state"><span class="badge ${STATE_CLASS[b.state] ?? 'warn'}">${e(b.state)}</span></td>`
     + `${cell(bindTiming(b, now))}${cell(formatRate(b.submitRate.last10s), true)}${cell(formatRate(b.submitRate.last1m), true)}`
-    + `${cell(`${b.window.inUse}/${b.window.size}`, true)}${cell(b.window.held, true)}${cell(pace, true)}`
+    + `${cell(`${b.window.inUse}/${b.window.size}`, true)}${cell(b.window.held, true)}${cell(pace(b.throttle), true)}`
     + `<td>${throttled} (${e(b.throttle.episodes)} episodes)</td>${cell(b.detail)}</tr>`;
 }
 
