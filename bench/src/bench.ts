@@ -14,6 +14,7 @@ import { SCALEOUT_CASES, runScaleOutCase, scaleOutBody, type ScaleOutCase, type 
 import { BROKER_FLOOR_CASES, runBrokerFloorCase, type BrokerFloorCase, type BrokerFloorOutcome } from './floor-broker.js';
 import { STORE_FLOOR_CASES, runStoreFloorCase, type StoreFloorCase, type StoreFloorOutcome } from './floor-store.js';
 import { renderBrokerFloorTable, renderFloorSummary, renderScaleOutTable, renderStoreFloorTable } from './scaleout-table.js';
+import { PACING_CASES, renderPacingTable, runPacingCase, type PacingCaseResult } from './pacing.js';
 import { ROUTING_CASES, renderRoutingTable, runRoutingCase } from './routing.js';
 import { WEBHOOK_CASES, renderWebhookTable, runWebhookCase, type WebhookCaseResult } from './webhooks.js';
 import { round } from './stats.js';
@@ -56,6 +57,12 @@ loopback. Prints a table and writes DIR/bench-<time>.json and DIR/latest.json
 
 Before them, the routing case ('routing: …', a few seconds in the bench's own process): the
 longest-prefix match over 10,000 prefixes, in ns per number. --only routing runs just that.
+
+Then the pacing cases (names start with 'pacing:', like the engine cases over each
+--transport): a simulator that throttles (ESME_RTHROTTLED) below what the binds are set to, per
+bind or per account, at times changing its limit; the SMSC's counters read every 250 ms give
+the rate it accepted after settling, the share it throttled and the time to settle. --seconds N
+sets the length of each of their phases. --only pacing runs just those.
 
 Then the daemon cases (names start with 'daemon:', plain TCP only, skipped with
 --transport tls): 'smppd start' with the simulator in its own process, driven over HTTP:
@@ -106,6 +113,14 @@ export async function runBench(argv: string[]): Promise<number> {
       results.push(await runCase({ ...c, seconds }, transport));
     }
   }
+  const pacingResults: PacingCaseResult[] = [];
+  for (const c of PACING_CASES.filter((p) => !values.only || p.name.includes(values.only))) {
+    for (const transport of transports) {
+      const phaseSeconds = values.seconds ? Number(values.seconds) : undefined;
+      process.stderr.write(`bench: ${c.name} over ${transport} for ${c.phases.reduce((s, p) => s + (phaseSeconds ?? p.seconds), 0)} s …\n`);
+      pacingResults.push(await runPacingCase(c, transport, phaseSeconds));
+    }
+  }
   const daemonCases = transports.includes('tcp') ? DAEMON_CASES.filter((c) => !values.only || c.name.includes(values.only)) : [];
   const daemonResults: DaemonCaseResult[] = [];
   for (const c of daemonCases) {
@@ -137,6 +152,7 @@ export async function runBench(argv: string[]): Promise<number> {
     command: `npm run bench${argv.length ? ` -- ${argv.map(withoutPassword).join(' ')}` : ''}`,
     routingResults,
     results,
+    pacingResults,
     daemonResults,
     webhookResults,
     scaleOutResults,
@@ -147,11 +163,15 @@ export async function runBench(argv: string[]): Promise<number> {
   const stamp = report.when.replace(/[:.]/g, '-');
   writeFileSync(join(values.out, `bench-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  if (routingResults.length > 0) console.log(renderRoutingTable(routingResults));
-  if (results.length > 0) console.log(`${routingResults.length > 0 ? '\n' : ''}${renderTable(results)}`);
-  if (daemonResults.length > 0) console.log(`${routingResults.length + results.length > 0 ? '\n' : ''}${renderDaemonTable(daemonResults)}`);
-  if (webhookResults.length > 0) console.log(`${routingResults.length + results.length + daemonResults.length > 0 ? '\n' : ''}${renderWebhookTable(webhookResults)}`);
-  if (scaleOutResults.length > 0) console.log(`${routingResults.length + results.length + daemonResults.length + webhookResults.length > 0 ? '\n' : ''}${renderScaleOutTable(scaleOutResults)}`);
+  const tables = [
+    routingResults.length > 0 ? renderRoutingTable(routingResults) : '',
+    results.length > 0 ? renderTable(results) : '',
+    pacingResults.length > 0 ? renderPacingTable(pacingResults) : '',
+    daemonResults.length > 0 ? renderDaemonTable(daemonResults) : '',
+    webhookResults.length > 0 ? renderWebhookTable(webhookResults) : '',
+    scaleOutResults.length > 0 ? renderScaleOutTable(scaleOutResults) : '',
+  ].filter((t) => t !== '');
+  if (tables.length > 0) console.log(tables.join('\n\n'));
   if (brokerFloorResults.length > 0) console.log(`\n${renderBrokerFloorTable(brokerFloorResults)}`);
   if (storeFloorResults.length > 0) console.log(`\n${renderStoreFloorTable(storeFloorResults)}`);
   const summary = renderFloorSummary(brokerFloorResults, storeFloorResults, report.cpus);

@@ -21,11 +21,27 @@ export interface ClientResult {
   cpuUsPerMessage: number;
   codecUsPerMessage: number;
   peakRssMb: number;
+  /** With --pacing: the pool's pacing every 500 ms. */
+  pacing?: PacingSample[];
 }
+
+/** The pool's pacing at `t` ms after the load started (`--pacing`). */
+export interface PacingSample {
+  t: number;
+  /** Per bind, in the pool's order. */
+  binds: Array<{ rate: number; learnedLimit: number | null; throttledSubmits: number; throttleEpisodes: number }>;
+  /** The upstream's accountRate pacing; null without one. */
+  account: { rate: number; learnedLimit: number | null; throttleEpisodes: number } | null;
+}
+
+/** How often --pacing reads the pool's stats (ms). */
+const PACING_SAMPLE_MS = 500;
 
 /**
  * The benchmark's load generator, run in its own process by the bench (`main.ts client`): a pool
- * of `binds` binds to the simulator, kept busy for `seconds` after every bind is up.
+ * of `binds` binds to the simulator, kept busy for `seconds` after every bind is up. With
+ * `--pacing` it prints `{"event":"offering"}` when the load starts (the pacing cases time the
+ * SMSC's changes from it) and reports the pool's pacing as it went.
  */
 export async function runBenchClient(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -33,7 +49,7 @@ export async function runBenchClient(argv: string[]): Promise<number> {
     options: {
       port: { type: 'string' }, binds: { type: 'string', default: '1' }, rate: { type: 'string', default: '1000' },
       burst: { type: 'string', default: '20' }, window: { type: 'string', default: '100' }, seconds: { type: 'string', default: '10' },
-      ca: { type: 'string' },
+      ca: { type: 'string' }, 'account-rate': { type: 'string', default: '0' }, pacing: { type: 'boolean', default: false },
     },
   });
   const clock = new SystemClock();
@@ -52,7 +68,7 @@ export async function runBenchClient(argv: string[]): Promise<number> {
   }));
   const pool = new Pool({
     upstreams: [{
-      name: 'bench', binds: bindSettings, accountRate: 0, onUncertain: 'resend', maxAttempts: 5,
+      name: 'bench', binds: bindSettings, accountRate: Number(values['account-rate']), onUncertain: 'resend', maxAttempts: 5,
       retryBackoff: { initialMs: 100, maxMs: 1_000, multiplier: 2 },
       maxQueued: Math.max(200, Number(values.window) * binds * 2), statusTable: buildStatusTable(),
     }],
@@ -86,9 +102,25 @@ export async function runBenchClient(argv: string[]): Promise<number> {
       });
     }
   };
+  const pacing: PacingSample[] = [];
+  const samplePacing = (): void => {
+    if (!running) return;
+    const account = pool.accountStats()[0];
+    pacing.push({
+      t: round(clock.now() - start, 0),
+      binds: pool.stats().map((b) => ({ rate: b.rate, learnedLimit: b.learnedLimit, throttledSubmits: b.throttledSubmits, throttleEpisodes: b.throttleEpisodes })),
+      account: account ? { rate: account.rate, learnedLimit: account.learnedLimit, throttleEpisodes: account.throttleEpisodes } : null,
+    });
+    clock.setTimer(PACING_SAMPLE_MS, samplePacing);
+  };
+  if (values.pacing) {
+    process.stdout.write(`${JSON.stringify({ event: 'offering' })}\n`);
+    samplePacing();
+  }
   const unsubscribe = pool.onDrain(() => offer());
   offer();
   await new Promise((r) => clock.setTimer(seconds * 1000, () => r(undefined)));
+  if (values.pacing) samplePacing();
   running = false;
   const cpu = process.cpuUsage(cpuStart);
   const sentMax = pool.stats().map((b) => b.maxSentPerSecond);
@@ -106,6 +138,7 @@ export async function runBenchClient(argv: string[]): Promise<number> {
     cpuUsPerMessage: round((cpu.user + cpu.system) / Math.max(1, accepted), 2),
     codecUsPerMessage: round(codecCost({ ...template, destinationAddr: '4915100000000', sequenceNumber: 1 }), 2),
     peakRssMb: round(process.resourceUsage().maxRSS / 1024),
+    ...(values.pacing ? { pacing } : {}),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return 0;
