@@ -1,5 +1,4 @@
 import { TokenBucket } from '../core/token-bucket.js';
-import { pacingBurst } from './pacing-burst.js';
 import { RateController, type Learned, type RateControlSettings } from './rate-controller.js';
 
 /** Longest a paced sender waits to gather tokens before sending them together (ms). */
@@ -107,4 +106,15 @@ export class Pacer {
   isSlowed(now: number): boolean {
     return this.#pace.isSlowed(now);
   }
+}
+
+/**
+ * The burst a token bucket allows at `rate` when its configured ceiling is `ceiling` with
+ * `burst`: the same time's worth as configured, so a sender slowed to what the SMSC accepts does
+ * not empty the SMSC's own, smaller bucket in one go. Without a ceiling (0, unpaced until it
+ * learned a limit): 20 ms worth, as a paced bind gets by default. At least 1.
+ */
+function pacingBurst(rate: number, ceiling: number, burst: number): number {
+  if (ceiling > 0) return Math.max(1, (burst * Math.min(rate, ceiling)) / ceiling);
+  return Math.max(1, Math.ceil(rate / 50));
 }
