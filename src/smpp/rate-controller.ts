@@ -67,6 +67,8 @@ const APPROACH_HALF_LIFE_S = 2;
 interface Measurement {
   start: number;
   accepted: number;
+  /** Throttle answers in it, the first one included. */
+  refused: number;
   /** The SLOT_MS slots of the measurement (the first one left out) in which a throttle answer came. */
   throttleSlots: Set<number>;
   /** The rate the sender was at when the first throttle came (Infinity: unpaced). */
@@ -150,13 +152,14 @@ export class RateController {
     this.#throttled++;
     const m = this.#measurement;
     if (m !== undefined) {
+      m.refused++;
       const slot = Math.floor((now - m.start) / SLOT_MS);
       if (slot > 0) m.throttleSlots.add(slot);
       return 'counted';
     }
     this.#update(now);
     this.#episodes++;
-    this.#measurement = { start: now, accepted: 0, throttleSlots: new Set(), acceptedSlots: [], rateAtStart: this.#rate };
+    this.#measurement = { start: now, accepted: 0, refused: 1, throttleSlots: new Set(), acceptedSlots: [], rateAtStart: this.#rate };
     if (this.settings.pauseMs > 0) this.#pausedUntil = now + this.settings.pauseMs;
     return 'measuring';
   }
@@ -203,7 +206,7 @@ export class RateController {
     const slots = answeredSlots(m, elapsed);
     const refusedAllAlong = slots.length > 0 && slots.filter((i) => m.throttleSlots.has(i)).length * 3 >= slots.length;
     const saturated = refusedAllAlong && accepted < m.rateAtStart * (1 - this.settings.backoff);
-    const limit = Math.max(this.settings.minRate, saturated ? slotRate(m.acceptedSlots, slots) : Math.max(accepted, m.rateAtStart));
+    const limit = Math.max(this.settings.minRate, saturated ? saturatedRate(m, slots) : Math.max(accepted, m.rateAtStart));
     const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
     const previous = this.#limit;
     this.#limit = Math.min(limit, ceiling);
@@ -250,6 +253,18 @@ function answeredSlots(m: Measurement, elapsed: number): number[] {
   const slots = Array.from({ length: Math.max(0, Math.floor(elapsed / SLOT_MS) - 1) }, (_, i) => i + 1);
   if ((m.rateAtStart * SLOT_MS) / 1000 < 2) return slots;
   return slots.filter((i) => (m.acceptedSlots[i] ?? 0) > 0 || m.throttleSlots.has(i));
+}
+
+/**
+ * What a saturated SMSC accepts: the rate of its acceptances per slot (`slotRate`), or, when the
+ * sender was paced, the share of what it sent that the SMSC accepted times that pace, whichever is
+ * higher. A late read on this side slows both acceptances and refusals alike, so the share holds
+ * when the acceptances per slot come out low; it is never more than the pace.
+ */
+function saturatedRate(m: Measurement, slots: readonly number[]): number {
+  const perSlot = slotRate(m.acceptedSlots, slots);
+  if (!Number.isFinite(m.rateAtStart)) return perSlot;
+  return Math.max(perSlot, (m.rateAtStart * m.accepted) / (m.accepted + m.refused));
 }
 
 /**
