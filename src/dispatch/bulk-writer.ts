@@ -39,6 +39,7 @@ export class BulkWriter {
   #reserved = 0;
   /** The parts the checked numbers make, each by its route (`checkRoutes`). */
   #checkedParts: { numbers: number; parts: number } | undefined;
+  #parts = 0;
   #key: NewIdempotencyKey | undefined;
 
   constructor(o: BulkWriterParts) {
@@ -110,6 +111,12 @@ export class BulkWriter {
     const parts = checked?.numbers === numbers ? checked.parts : numbers * this.#o.partsPerMessage;
     this.#room = await this.#o.room.reserve(this.#o.common.client, parts);
     this.#reserved = numbers;
+    this.#parts = parts;
+  }
+
+  /** The parts the job's messages make (each number's by its route): what it costs, once `reserve` ran. */
+  get parts(): number {
+    return this.#parts;
   }
 
   /** Stores one chunk of valid, already de-duplicated numbers, within the reserved room. */

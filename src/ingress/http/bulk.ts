@@ -227,7 +227,9 @@ class BulkUpload {
     await job.writer.reserve(toSend.count);
     for (const chunk of toSend.chunks(this.#chunkSize)) await job.writer.add(chunk);
     this.ctx.deps.log.info({ event: 'bulk_accepted', client: this.client.name, batchId: job.writer.batchId, ...info }, 'sendbulk accepted');
-    return { status: 'success', bulkSessionId: String(job.writer.batchId), credits: '0', deductcredits: '0', bulkListInfo: info };
+    // smppd keeps no balance: credits and deductcredits are what the job costs, in parts.
+    const credits = String(job.writer.parts);
+    return { status: 'success', bulkSessionId: String(job.writer.batchId), credits, deductcredits: credits, bulkListInfo: info };
   }
 
   /** After a failure: a batch already started is aborted so that a refused upload sends nothing more. */

@@ -42,6 +42,8 @@ export interface HttpBulkWriter {
   close(): void;
   readonly batchId: number | null;
   readonly scheduleId: number | null;
+  /** The parts the job's messages make, segments × valid numbers by each number's route: the `credits` it costs. */
+  readonly parts: number;
 }
 
 /** The store's part the API reads and changes (writes go through the acceptor, idempotency keys with them). */

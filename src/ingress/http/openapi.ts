@@ -54,8 +54,8 @@ const schemas: Json = {
   BulkResponse: object({
     status: { type: 'string', enum: ['success'] },
     bulkSessionId: { ...str, description: 'The batch id (batch_Id of the control calls).' },
-    credits: { ...str, description: 'Always "0": smppd keeps no credit.' },
-    deductcredits: { ...str, description: 'Always "0": smppd charges nothing.' },
+    credits: { ...str, description: 'The parts the batch will cost: each valid number\'s segments (by its route), summed. smppd keeps no balance.' },
+    deductcredits: { ...str, description: 'The same as credits: what the batch costs, in parts.' },
     bulkListInfo: object({
       total: { ...int, description: 'Number lines read: validCount + invalidCount + duplicate.' },
       validCount: int,

@@ -38,13 +38,21 @@ describe('POST /sms/sendbulk accepts', () => {
     const body = res.json();
     expect(Object.keys(body)).toEqual(['status', 'bulkSessionId', 'credits', 'deductcredits', 'bulkListInfo']);
     expect(body).toEqual({
-      status: 'success', bulkSessionId: expect.stringMatching(/^\d+$/), credits: '0', deductcredits: '0',
+      status: 'success', bulkSessionId: expect.stringMatching(/^\d+$/), credits: '3', deductcredits: '3',
       bulkListInfo: { total: 3, validCount: 3, invalidCount: 0, duplicate: 0, errors: {} },
     });
     expect(await list()).toEqual([{
       id: Number(body.bulkSessionId), senderId: 'MyBrand', reqType: 'bulk', messageType: 'GSM-7', campaignName: 'spring',
       total: 3, processed: 0, pending: 3, active: true, createdOn: '2026-01-01T00:00:00',
     }]);
+  });
+
+  it('credits and deductcredits: the parts the batch costs, segments × valid numbers', async () => {
+    // 161 GSM-7 characters are two segments; the invalid and the repeated number cost nothing.
+    const csv = '447700900001\n447700900002\n12\n447700900001\n447700900003\n';
+    const body = (await upload(bulkForm({ ...request, message: 'x'.repeat(161) }, csv))).json();
+    expect(body).toMatchObject({ credits: '6', deductcredits: '6', bulkListInfo: { validCount: 3, invalidCount: 1, duplicate: 1 } });
+    expect(h.acceptedMessages).toHaveLength(3);
   });
 
   it('a TXT file, CRLF line ends, a BOM, blank lines and no final newline', async () => {
