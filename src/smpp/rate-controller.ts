@@ -108,8 +108,12 @@ export class RateController {
   #episodes = 0;
   #throttled = 0;
 
+  /** `maxRate`, or Infinity for none. */
+  readonly #ceiling: number;
+
   constructor(private readonly settings: RateControlSettings, now: number) {
-    this.#rate = settings.maxRate > 0 ? settings.maxRate : Infinity;
+    this.#ceiling = settings.maxRate > 0 ? settings.maxRate : Infinity;
+    this.#rate = this.#ceiling;
     this.#lastUpdate = now;
   }
 
@@ -166,10 +170,7 @@ export class RateController {
 
   /** Starts from a limit learned before (an account's share that changed): `backoff` below it. */
   resume(limit: number, now: number): void {
-    const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
-    this.#limit = Math.min(ceiling, Math.max(this.settings.minRate, limit));
-    this.#rate = Math.max(this.settings.minRate, Math.min(ceiling, this.#limit * (1 - this.settings.backoff)));
-    this.#lastUpdate = now;
+    this.#settle(limit, now);
   }
 
   /** Ends a measurement that is due even when no acceptance comes to end it (call from time to time). */
@@ -191,8 +192,7 @@ export class RateController {
   /** True while a throttle holds the rate below its ceiling (or pauses the sender). */
   isSlowed(now: number): boolean {
     if (this.pauseLeft(now) > 0 || this.#measurement !== undefined) return true;
-    const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
-    return this.#limit !== undefined && this.rate(now) < ceiling;
+    return this.#limit !== undefined && this.rate(now) < this.#ceiling;
   }
 
   #maybeConclude(now: number): Learned | undefined {
@@ -206,15 +206,18 @@ export class RateController {
     const slots = answeredSlots(m, elapsed);
     const refusedAllAlong = slots.length > 0 && slots.filter((i) => m.throttleSlots.has(i)).length * 3 >= slots.length;
     const saturated = refusedAllAlong && accepted < m.rateAtStart * (1 - this.settings.backoff);
-    const limit = Math.max(this.settings.minRate, saturated ? saturatedRate(m, slots) : Math.max(accepted, m.rateAtStart));
-    const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
     const previous = this.#limit;
-    this.#limit = Math.min(limit, ceiling);
-    this.#rate = Math.max(this.settings.minRate, Math.min(ceiling, this.#limit * (1 - this.settings.backoff)));
+    this.#settle(saturated ? saturatedRate(m, slots) : Math.max(accepted, m.rateAtStart), now);
+    return { limit: this.#limit!, rate: this.#rate, previous };
+  }
+
+  /** Takes `limit` as the SMSC's (within minRate and the ceiling) and runs `backoff` below it from `now`. */
+  #settle(limit: number, now: number): void {
+    this.#limit = Math.min(this.#ceiling, Math.max(this.settings.minRate, limit));
+    this.#rate = Math.max(this.settings.minRate, Math.min(this.#ceiling, this.#limit * (1 - this.settings.backoff)));
     this.#aboveSince = undefined;
     this.#lastUpdate = now;
     this.#limited = false;
-    return { limit: this.#limit, rate: this.#rate, previous };
   }
 
   /** Climbs from the last update to `now`, if the sender was held back by the rate meanwhile. */
@@ -228,7 +231,6 @@ export class RateController {
       return;
     }
     this.#limited = false;
-    const ceiling = this.settings.maxRate > 0 ? this.settings.maxRate : Infinity;
     const step = limit * this.settings.probe;
     if (this.#rate < limit) {
       // Half the way back to the limit every APPROACH_HALF_LIFE_S, at least `probe` of it a second:
@@ -240,7 +242,7 @@ export class RateController {
     // Past the limit with no throttle: it may have risen. Each second above it doubles the climb.
     this.#aboveSince ??= now;
     const above = (now - this.#aboveSince) / 1000;
-    this.#rate = Math.min(ceiling, this.#rate + step * 2 ** Math.min(above, 20) * seconds);
+    this.#rate = Math.min(this.#ceiling, this.#rate + step * 2 ** Math.min(above, 20) * seconds);
   }
 }
 
