@@ -62,3 +62,20 @@ export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string
   const repeat = f.repeat === undefined || f.repeat === null || f.repeat === false || f.repeat === '' ? null : String(f.repeat);
   return { runAt: parsed.at, repeat };
 }
+
+/**
+ * sendSms's `delay` (seconds, validated): the message becomes a schedule of one, released that
+ * long after now, or after the scheduled time when there is one. No delay: the schedule as it was.
+ */
+export function delayedSchedule(
+  schedule: { runAt: number; repeat: string | null } | undefined, delaySeconds: number | null | undefined, now: number,
+): { runAt: number; repeat: string | null } | undefined {
+  if (delaySeconds === undefined || delaySeconds === null || delaySeconds === 0) return schedule;
+  return { runAt: (schedule?.runAt ?? now) + Math.round(delaySeconds * 1000), repeat: schedule?.repeat ?? null };
+}
+
+/** sendbulk's `delay` (seconds between messages, validated) as the batch's spacing; null: none. */
+export function spacingMsOf(delaySeconds: number | null | undefined): number | null {
+  const ms = Math.round((delaySeconds ?? 0) * 1000);
+  return ms > 0 ? ms : null;
+}

@@ -3,7 +3,7 @@
  * queue ingress (messaging-service-api.md §4.1).
  */
 import type { SendRequest } from '../dispatch/accept.js';
-import { scheduleFrom } from './schedule-time.js';
+import { delayedSchedule, scheduleFrom } from './schedule-time.js';
 import type { SendSmsBody } from './validation.js';
 
 /**
@@ -11,9 +11,10 @@ import type { SendSmsBody } from './validation.js';
  * schedule that is inconsistent or in the past.
  */
 export function sendRequestFrom(client: string, body: SendSmsBody, now: number): SendRequest {
-  const schedule = scheduleFrom({ flag: body.isSchedule, time: body.time, gmt: body.gmt, repeat: body.repeat }, 'isSchedule', '', now);
-  // charCount, smsParts, charLimit, delay and the regulatory ids are accepted and not used:
-  // smppd counts parts itself and paces by the binds.
+  const scheduled = scheduleFrom({ flag: body.isSchedule, time: body.time, gmt: body.gmt, repeat: body.repeat }, 'isSchedule', '', now);
+  const schedule = delayedSchedule(scheduled, body.delay, now);
+  // charCount, smsParts, charLimit and the regulatory ids are accepted and not used: smppd
+  // counts parts itself.
   return {
     client,
     senderId: body.senderId,

@@ -116,8 +116,22 @@ const gmt = freeText(FREE_TEXT_MAX.gmt).nullish()
   .meta({ description: `Offset of time, such as +04:00 (or UTC, or an IANA zone). Default +00:00. ${textRule(FREE_TEXT_MAX.gmt)}` });
 const repeat = z.union([freeText(FREE_TEXT_MAX.repeat), z.number(), z.boolean()], { error: 'must be a string' }).nullish()
   .meta({ description: `Repeat setting, stored with the schedule and listed by /sms/listSchedule. A string: ${textRule(FREE_TEXT_MAX.repeat)}` });
-const delay = z.number({ error: typeError('a number') }).min(0, { error: 'must be a number ≥ 0' }).nullish()
-  .meta({ description: 'Accepted for compatibility; smppd paces by the binds (ratePerBind), not per message.' });
+/** sendSms's `delay`: seconds before the message goes, at most a week (a later send is a schedule). */
+export const SEND_DELAY_MAX_SECONDS = 604_800;
+/** sendbulk's `delay`: seconds between the batch's messages, at most an hour. */
+export const BULK_DELAY_MAX_SECONDS = 3_600;
+const seconds = (max: number) => {
+  const error = `must be a number of seconds from 0 to ${max}`;
+  return z.number({ error: typeError('a number') }).min(0, { error }).max(max, { error });
+};
+const sendDelay = seconds(SEND_DELAY_MAX_SECONDS).nullish().meta({
+  description: `Seconds before the message is released, 0 to ${SEND_DELAY_MAX_SECONDS} (a week), to the millisecond. A message with a delay `
+    + 'is a schedule of one: listed by /sms/listSchedule until it goes, and it can be sent now or aborted. With isSchedule, counted from time.',
+});
+const bulkDelay = seconds(BULK_DELAY_MAX_SECONDS).nullish().meta({
+  description: `Seconds between the batch's messages, 0 to ${BULK_DELAY_MAX_SECONDS}, to the millisecond: each goes that long after the previous `
+    + 'one was taken for sending. Only this batch is slowed; 0 or absent: as fast as the binds allow.',
+});
 const regulatory = () => freeText(FREE_TEXT_MAX.regulatory).nullish()
   .meta({ description: `Regulatory identifier; accepted and not used over SMPP. ${textRule(FREE_TEXT_MAX.regulatory)}` });
 
@@ -136,7 +150,7 @@ export const sendSmsSchema = z.strictObject({
   time,
   gmt,
   repeat,
-  delay,
+  delay: sendDelay,
   peId: regulatory(),
   templateId: regulatory(),
   telemarketerId: regulatory(),
@@ -151,7 +165,7 @@ export const bulkRequestSchema = z.strictObject({
   campaignName,
   allowDuplicate: bool().nullish().meta({ description: 'false (the default) removes repeated numbers from the file.' }),
   expiryHour,
-  delay,
+  delay: bulkDelay,
   schedule: bool().nullish().meta({ description: 'true to schedule at time (time, gmt and repeat as in sendSms).' }),
   time,
   gmt,

@@ -34,6 +34,11 @@ export interface SendCommon {
   schedule?: { runAt: number; repeat: string | null };
 }
 
+/** A sendbulk job: the common fields, and the milliseconds between its messages (`delay`). */
+export interface BulkCommon extends SendCommon {
+  spacingMs?: number | null;
+}
+
 export interface SendRequest extends SendCommon {
   destination: string;
 }
@@ -204,7 +209,7 @@ export class Acceptor {
    * one is, for its own concatenation reference (two long messages to one number must not share
    * one), in as many parts.
    */
-  async startBulk(common: SendCommon): Promise<BulkWriter> {
+  async startBulk(common: BulkCommon): Promise<BulkWriter> {
     const probes = new Map<string, ComposedMessage>();
     const refusals = new Map<string, Error>();
     for (const upstream of this.#upstreamsOf(common.client)) {
@@ -242,7 +247,10 @@ export class Acceptor {
     return new BulkWriter({
       store: this.#store, clock: this.#clock, room: this.#room, make, partsOf,
       partsPerMessage: Math.max(...[...probes.values()].map((p) => p.parts.length)),
-      batch: { client: common.client, senderId: common.senderId, reqType: 'bulk', messageType: sample.encoding, campaignName: common.campaignName ?? null },
+      batch: {
+        client: common.client, senderId: common.senderId, reqType: 'bulk', messageType: sample.encoding,
+        campaignName: common.campaignName ?? null, spacingMs: common.spacingMs ?? null,
+      },
       common, onAccepted: this.#onAccepted,
       onStored: (messages) => { for (const m of messages) this.#counters.routed(m.route ?? '', m.upstream); },
     });

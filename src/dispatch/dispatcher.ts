@@ -13,6 +13,7 @@ import type { Log } from '../core/log.js';
 import { WarningThrottle } from '../core/warning-throttle.js';
 import type { MessageOutcome, StorePart, SubmitPart } from '../smpp/part-outcome.js';
 import type { ClaimedMessage, SubmitClaims } from '../store/claims.js';
+import { BatchTurns } from './batch-turns.js';
 import { DEFAULT_WEIGHT, FairShare } from './fair-share.js';
 import { InflightRecovery } from './inflight-recovery.js';
 import { OutcomeRecorder, submitParts } from './outcome-recorder.js';
@@ -132,6 +133,7 @@ export class Dispatcher {
   #timer: TimerHandle | undefined;
   /** Parts left in flight: this instance's at start, a gone instance's while running. */
   readonly #recovery: InflightRecovery;
+  readonly #turns: BatchTurns;
   readonly #outcomes: OutcomeRecorder;
   #requeuedAtStop = 0;
   #unsubscribe: (() => void) | undefined;
@@ -150,6 +152,7 @@ export class Dispatcher {
       upstream: u, inPool: 0, unrecorded: 0, running: false, again: false, caughtUp: false, fair: new FairShare(weightOf, configured),
     }]));
     this.#recovery = new InflightRecovery({ store: o.store, clock: o.clock, log: o.log, policies: () => this.#policies(), onRecovered: () => this.wake() });
+    this.#turns = new BatchTurns(o.store, o.clock, o.log, () => this.wake());
   }
 
   /** SIGHUP: the clients and weights of the next claims (what each lane has counted so far stays). */
@@ -182,6 +185,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
+    this.#turns.stop();
     this.#unsubscribe?.();
     while (this.#settling.size > 0 || this.#admitted.size > 0 || this.#filling.size > 0) {
       await Promise.all([...this.#filling, ...this.#admitted, ...this.#settling]);
@@ -245,6 +249,7 @@ export class Dispatcher {
     void Promise.all([this.#o.store.releaseDue(now), this.#o.store.expire(now)])
       .catch((e: unknown) => this.#o.log.error({ event: 'store_error', err: e }, 'releasing schedules or expiring messages failed'))
       .finally(() => this.wake());
+    this.#turns.run();
     this.#timer = this.#o.clock.setTimer(this.#o.pollMs, () => this.#tick());
   }
 

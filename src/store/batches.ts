@@ -32,6 +32,8 @@ export interface Schedule {
   runAt: number;
   repeat: string | null;
   state: ScheduleState;
+  /** When it was released: its time came, or a send-now; null while scheduled or once cancelled. */
+  releasedAt: number | null;
   createdAt: number;
 }
 
@@ -42,6 +44,9 @@ export interface BatchesAndSchedules {
   setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined>;
 
   listSchedules(client: string): Promise<Schedule[]>;
-  /** released: its messages go now; cancelled: its pending messages become FAILED ('schedule cancelled'). */
+  /**
+   * released: its messages go now; cancelled: its batch is aborted and its pending messages
+   * become FAILED ('schedule cancelled').
+   */
   setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined>;
 }

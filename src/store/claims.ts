@@ -113,4 +113,10 @@ export interface SubmitClaims {
    * claims, as it calls `expire`.
    */
   releaseDue(now: number): Promise<number>;
+
+  /**
+   * Releases the next message of each spaced batch whose turn has come (`NewBatch.spacingMs`).
+   * Returns when a turn is due next (null: no spaced batch waits), so the dispatcher wakes then.
+   */
+  releaseTurns(now: number): Promise<number | null>;
 }

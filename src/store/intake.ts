@@ -62,6 +62,11 @@ export interface NewBatch {
   reqType: string;
   messageType: string;
   campaignName: string | null;
+  /**
+   * Milliseconds between the releases of its messages (sendbulk's `delay`): each waits for its
+   * turn, one at a time, in order (`batch-turns.ts`). Absent or null: all go as soon as they may.
+   */
+  spacingMs?: number | null;
 }
 
 export interface NewSchedule {

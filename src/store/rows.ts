@@ -36,6 +36,7 @@ export interface ScheduleRow {
   run_at: number;
   repeat: string | null;
   state: ScheduleState;
+  released_at: number | null;
   created_at: number;
 }
 
@@ -113,7 +114,7 @@ export const BATCH_SELECT = `SELECT b.id, b.client, b.sender_id, b.req_type, b.m
   b.total, b.processed, b.created_at, s.id AS schedule_id, s.state AS schedule_state
   FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id`;
 
-export const SCHEDULE_SELECT = 'SELECT id, client, batch_id, run_at, repeat, state, created_at FROM schedules';
+export const SCHEDULE_SELECT = 'SELECT id, client, batch_id, run_at, repeat, state, released_at, created_at FROM schedules';
 
 export function toBatch(r: BatchRow): Batch {
   return {
@@ -140,6 +141,7 @@ export function toSchedule(r: ScheduleRow): Schedule {
     runAt: r.run_at,
     repeat: r.repeat,
     state: r.state,
+    releasedAt: r.released_at,
     createdAt: r.created_at,
   };
 }

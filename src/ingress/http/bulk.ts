@@ -25,7 +25,7 @@ import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
 import { assertSenderAllowed, type ApiClient } from '../../api/auth.js';
 import { ApiError } from '../../api/errors.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, RequestFingerprint } from '../../api/idempotency-key.js';
-import { scheduleFrom } from '../../api/schedule-time.js';
+import { scheduleFrom, spacingMsOf } from '../../api/schedule-time.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
 import { runKeyedUpload, type KeyedUpload } from './bulk-idempotency.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
@@ -191,6 +191,7 @@ class BulkUpload {
       ...(request.expiryHour != null ? { expiryHour: request.expiryHour } : {}),
       ...(request.campaignName != null ? { campaignName: request.campaignName } : {}),
       ...(schedule ? { schedule } : {}),
+      spacingMs: spacingMsOf(request.delay),
     });
     return { request, writer };
   }

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import type { Log } from '../../core/log.js';
-import type { SendCommon, SendOptions, SendRequest } from '../../dispatch/accept.js';
+import type { BulkCommon, SendOptions, SendRequest } from '../../dispatch/accept.js';
 import type { IdempotencyGate } from '../../dispatch/idempotency.js';
 import type { IdentifyResult } from '../../sms/identify.js';
 import type { BatchesAndSchedules } from '../../store/batches.js';
@@ -25,7 +25,7 @@ export interface HttpAcceptor {
   /** Resolves after the commit (which records `options.idempotencyKey`); throws SmppdError QUEUE_FULL, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, … */
   send(request: SendRequest, options?: SendOptions): Promise<{ messageId: string; batchId: number | null }>;
   /** Checks the text once, and that no cap on queued parts is reached; then `reserve` and `add` store the numbers. */
-  startBulk(common: SendCommon): Promise<HttpBulkWriter>;
+  startBulk(common: BulkCommon): Promise<HttpBulkWriter>;
 }
 
 /** The BulkWriter's part the API uses. */

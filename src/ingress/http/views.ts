@@ -69,9 +69,11 @@ export interface ScheduleEntry {
   batchId: number;
   /** scheduled → released (send-now, or its time came) | cancelled (abort/schedule). */
   state: ScheduleState;
-  /** When it releases its messages. */
+  /** When it releases its messages (as planned; a send-now does not change it). */
   time: string;
   repeat: string | null;
+  /** When it was released: its time came, or a send-now. Null while scheduled and once cancelled. */
+  releasedAt: string | null;
   senderId: string | null;
   campaignName: string | null;
   total: number | null;
@@ -85,6 +87,7 @@ export function scheduleEntry(s: Schedule, batch: Batch | undefined): ScheduleEn
     state: s.state,
     time: isoUtc(s.runAt),
     repeat: s.repeat,
+    releasedAt: s.releasedAt === null ? null : isoUtc(s.releasedAt),
     senderId: batch?.senderId ?? null,
     campaignName: batch ? (batch.campaignName ?? '') : null,
     total: batch?.total ?? null,

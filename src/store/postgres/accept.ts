@@ -24,7 +24,10 @@ export async function accept(tx: Tx, spaces: LockSpaces, request: AcceptRequest,
   await recordKeys(tx, [{ request, batchId: target.batchId }], instanceId);
   if (request.messages.length > 0) await insertMessages(tx, request.messages.map((m) => ({ m, now: request.now, claimed: false })), target);
   if (target.batchId !== null && request.batch === undefined) {
-    await tx.run('UPDATE batches SET total = total + $1, updated_at = $2 WHERE id = $3', [request.messages.length, request.now, target.batchId]);
+    // A spaced batch whose turns had run out has turns again.
+    await tx.run(`UPDATE batches SET total = total + $1, updated_at = $2,
+      next_turn_at = CASE WHEN spacing_ms IS NULL THEN NULL ELSE COALESCE(next_turn_at, $2) END WHERE id = $3`,
+    [request.messages.length, request.now, target.batchId]);
   }
   return { batchId: target.batchId, scheduleId: target.scheduleId };
 }
@@ -75,18 +78,20 @@ async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest)
   checkAcceptTarget(request);
   const { batch, batchId, schedule, now } = request;
   if (batch !== undefined) {
+    const spacing = batch.spacingMs ?? null;
     const created = await tx.row<{ id: number }>(
-      `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'active', $6, $7, $7) RETURNING id`,
-      [batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length, now],
+      `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, spacing_ms, next_turn_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'active', $6, $7, $8, $9, $9) RETURNING id`,
+      [batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length,
+        spacing, spacing === null ? null : now, now],
     );
     const id = created!.id;
-    if (schedule === undefined) return newBatchTarget(id, null);
+    if (schedule === undefined) return newBatchTarget(id, null, spacing !== null);
     const scheduled = await tx.row<{ id: number }>(
       `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES ($1, $2, $3, $4, 'scheduled', $5, $5) RETURNING id`,
       [schedule.client, id, schedule.runAt, schedule.repeat, now],
     );
-    return newBatchTarget(id, scheduled!.id);
+    return newBatchTarget(id, scheduled!.id, spacing !== null);
   }
   if (batchId !== undefined) return existingBatch(tx, spaces, batchId, request.messages[0]?.client);
   return NO_BATCH;
@@ -96,7 +101,7 @@ async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest)
 async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client: string | undefined): Promise<AcceptTarget> {
   await lockBatchGate(tx, spaces, batchId);
   const row = await tx.row<AppendedBatchRow>(
-    `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state
+    `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state, b.spacing_ms
      FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = $1`,
     [batchId],
   );

@@ -79,22 +79,29 @@ export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promi
   return released;
 }
 
-/** With the batch's gate held. */
+/** With the batch's gate held. A cancelled schedule aborts its batch: its messages will never go. */
 async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'cancelled', now: number): Promise<void> {
-  await tx.run('UPDATE schedules SET state = $1, updated_at = $2 WHERE id = $3', [state, now, row.id]);
+  await tx.run('UPDATE schedules SET state = $1, released_at = $2, updated_at = $3 WHERE id = $4', [state, state === 'released' ? now : null, now, row.id]);
+  if (state === 'cancelled') {
+    await refreshHeld(tx, row.batch_id, 1);
+    await failQueued(tx, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+    await tx.run("UPDATE batches SET state = 'aborted', updated_at = $1 WHERE id = $2 AND state <> 'aborted'", [now, row.batch_id]);
+    return;
+  }
   const batch = await tx.row<{ state: BatchState }>('SELECT state FROM batches WHERE id = $1', [row.batch_id]);
   await refreshHeld(tx, row.batch_id, heldBy(batch?.state ?? 'active', state));
-  if (state === 'cancelled') await failQueued(tx, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
 }
 
 /**
- * Writes whether the batch's parts wait onto every part of it not yet done. The rows are locked
- * in queue order, the order claims lock theirs in, so the two never deadlock.
+ * Writes whether the batch's parts wait onto every part of it not yet done; in a spaced batch,
+ * those whose turn has not come wait whatever the batch's state (`batch-turns.ts`). The rows are
+ * locked in queue order, the order claims lock theirs in, so the two never deadlock.
  */
 async function refreshHeld(tx: Tx, batchId: number, held: 0 | 1): Promise<void> {
   await tx.run(
-    `UPDATE parts SET held = $1 WHERE (message_id, part) IN (
-       SELECT message_id, part FROM parts WHERE batch_id = $2 AND state <> 'done' AND held <> $1 ORDER BY message_seq, part FOR UPDATE)`,
+    `UPDATE parts p SET held = CASE WHEN $1 = 1 OR (b.spacing_ms IS NOT NULL AND p.message_seq > b.turns_through) THEN 1 ELSE 0 END
+     FROM batches b WHERE b.id = $2 AND (p.message_id, p.part) IN (
+       SELECT message_id, part FROM parts WHERE batch_id = $2 AND state <> 'done' ORDER BY message_seq, part FOR UPDATE)`,
     [held, batchId],
   );
 }

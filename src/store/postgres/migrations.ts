@@ -14,6 +14,7 @@
 import type pg from 'pg';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
 import { PG_ADMIN_MIGRATION } from './admin.js';
+import { PG_BATCH_TURNS_MIGRATION } from './batch-turns.js';
 import { PG_EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { PG_RECORDS_MIGRATION } from './message-records.js';
@@ -352,6 +353,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
   PG_ADMIN_MIGRATION,
   PG_RECORDS_MIGRATION,
   PG_EVENT_DELIVERIES_MIGRATION,
+  PG_BATCH_TURNS_MIGRATION,
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

@@ -41,6 +41,7 @@ import type { Store } from '../store.js';
 import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import { accept, acceptLoose, isLoose, unclaim } from './accept.js';
 import { findMessages, listSuspensions, messageStory, queuedByUpstream, resumeUpstream, suspendUpstream } from './admin.js';
+import { releaseTurns } from './batch-turns.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
 import { asStoreError, Db, type DbStats, type Queryable, type Tx } from './db.js';
@@ -239,21 +240,15 @@ export class PostgresStore implements Store {
     return this.#read((db) => getBatch(db, client, batchId));
   }
 
-  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> {
-    return this.#tx((tx) => setBatchState(tx, this.#ctx.spaces, client, batchId, state, now));
-  }
+  setBatchState(client: string, batchId: number, state: BatchState, now: number): Promise<Batch | undefined> { return this.#tx((tx) => setBatchState(tx, this.#ctx.spaces, client, batchId, state, now)); }
 
-  listSchedules(client: string): Promise<Schedule[]> {
-    return this.#read((db) => listSchedules(db, client));
-  }
+  listSchedules(client: string): Promise<Schedule[]> { return this.#read((db) => listSchedules(db, client)); }
 
-  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined> {
-    return this.#tx((tx) => setScheduleState(tx, this.#ctx.spaces, client, scheduleId, state, now));
-  }
+  setScheduleState(client: string, scheduleId: number, state: 'released' | 'cancelled', now: number): Promise<Schedule | undefined> { return this.#tx((tx) => setScheduleState(tx, this.#ctx.spaces, client, scheduleId, state, now)); }
 
-  releaseDue(now: number): Promise<number> {
-    return this.#tx((tx) => releaseDue(tx, this.#ctx.spaces, now));
-  }
+  releaseDue(now: number): Promise<number> { return this.#tx((tx) => releaseDue(tx, this.#ctx.spaces, now)); }
+
+  releaseTurns(now: number): Promise<number | null> { return this.#tx((tx) => releaseTurns(tx, this.#ctx.spaces, now)); }
 
   counts(): Promise<StoreCounts> {
     return this.#readTx((tx) => counts(tx));

@@ -66,9 +66,12 @@ export function checkHasParts(m: NewMessage): void {
   if (m.parts.length === 0) throw new SmppdError(ErrorCode.INTERNAL, `message ${m.id} has no parts`, { messageId: m.id });
 }
 
-/** A batch just created, with its schedule when one was created too (its parts wait for it). */
-export function newBatchTarget(batchId: number, scheduleId: number | null): AcceptTarget {
-  return { batchId, scheduleId, held: scheduleId === null ? 0 : heldBy('active', 'scheduled') };
+/**
+ * A batch just created, with its schedule when one was created too (its parts wait for it). The
+ * messages of a spaced batch (`NewBatch.spacingMs`) wait for their turn (`batch-turns.ts`).
+ */
+export function newBatchTarget(batchId: number, scheduleId: number | null, spaced = false): AcceptTarget {
+  return { batchId, scheduleId, held: scheduleId === null && !spaced ? 0 : 1 };
 }
 
 /** An existing batch as an append reads it, with its schedule. */
@@ -77,6 +80,7 @@ export interface AppendedBatchRow {
   state: BatchState;
   schedule_id: number | null;
   schedule_state: ScheduleState | null;
+  spacing_ms: number | null;
 }
 
 /**
@@ -93,5 +97,6 @@ export function appendTarget(batchId: number, client: string | undefined, row: A
   if (row.schedule_state === 'cancelled') {
     throw new SmppdError(ErrorCode.INVALID_STATE_TRANSITION, 'the schedule of this batch is cancelled', { batchId });
   }
-  return { batchId, scheduleId: row.schedule_id, held: heldBy(row.state, row.schedule_state) };
+  // Appended messages of a spaced batch have not had their turn yet.
+  return { batchId, scheduleId: row.schedule_id, held: row.spacing_ms !== null ? 1 : heldBy(row.state, row.schedule_state) };
 }

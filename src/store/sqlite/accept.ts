@@ -16,12 +16,15 @@ export function accept(sql: Sql, request: AcceptRequest): Accepted {
   recordKey(sql, request, target.batchId);
   for (const message of request.messages) insertMessage(sql, message, target, request.now);
   if (target.batchId !== null && request.batch === undefined) {
-    sql.run('UPDATE batches SET total = total + ?, updated_at = ? WHERE id = ?', request.messages.length, request.now, target.batchId);
+    // A spaced batch whose turns had run out has turns again.
+    sql.run(`UPDATE batches SET total = total + ?, updated_at = ?,
+      next_turn_at = CASE WHEN spacing_ms IS NULL THEN NULL ELSE COALESCE(next_turn_at, ?) END WHERE id = ?`,
+    request.messages.length, request.now, request.now, target.batchId);
   }
   return { batchId: target.batchId, scheduleId: target.scheduleId };
 }
 
-const APPENDED_BATCH_SQL = `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state
+const APPENDED_BATCH_SQL = `SELECT b.client, b.state, s.id AS schedule_id, s.state AS schedule_state, b.spacing_ms
   FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id WHERE b.id = ?`;
 
 /** The batch and schedule the messages join, created when asked for. */
@@ -29,18 +32,20 @@ function resolveTarget(sql: Sql, request: AcceptRequest): AcceptTarget {
   checkAcceptTarget(request);
   const { batch, batchId, schedule, now } = request;
   if (batch !== undefined) {
+    const spacing = batch.spacingMs ?? null;
     const created = sql.run(
-      `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
-      batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length, now, now,
+      `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, spacing_ms, next_turn_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
+      batch.client, batch.senderId, batch.reqType, batch.messageType, batch.campaignName, request.messages.length,
+      spacing, spacing === null ? null : now, now, now,
     );
     const id = Number(created.lastInsertRowid);
-    if (schedule === undefined) return newBatchTarget(id, null);
+    if (schedule === undefined) return newBatchTarget(id, null, spacing !== null);
     const scheduled = sql.run(
       `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'scheduled', ?, ?)`,
       schedule.client, id, schedule.runAt, schedule.repeat, now, now,
     );
-    return newBatchTarget(id, Number(scheduled.lastInsertRowid));
+    return newBatchTarget(id, Number(scheduled.lastInsertRowid), spacing !== null);
   }
   if (batchId !== undefined) return appendTarget(batchId, request.messages[0]?.client, sql.get<AppendedBatchRow>(APPENDED_BATCH_SQL, batchId));
   return NO_BATCH;

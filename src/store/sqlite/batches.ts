@@ -57,15 +57,29 @@ export function releaseDue(sql: Sql, now: number): number {
   return due.length;
 }
 
+/** A cancelled schedule aborts its batch: its messages will never go, and the list says so. */
 function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancelled', now: number): void {
-  sql.run('UPDATE schedules SET state = ?, updated_at = ? WHERE id = ?', state, now, row.id);
+  sql.run('UPDATE schedules SET state = ?, released_at = ?, updated_at = ? WHERE id = ?', state, state === 'released' ? now : null, now, row.id);
+  if (state === 'cancelled') {
+    sql.run("UPDATE batches SET state = 'aborted', updated_at = ? WHERE id = ? AND state <> 'aborted'", now, row.batch_id);
+    refreshHeld(sql, row.batch_id, 1);
+    failQueued(sql, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+    return;
+  }
   const batch = sql.get<{ state: BatchState }>('SELECT state FROM batches WHERE id = ?', row.batch_id);
   refreshHeld(sql, row.batch_id, heldBy(batch?.state ?? 'active', state));
-  if (state === 'cancelled') failQueued(sql, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
 }
 
-/** Writes whether the batch's parts wait onto every part of it not yet done. */
+/**
+ * Writes whether the batch's parts wait onto every part of it not yet done. In a spaced batch,
+ * the messages whose turn has not come wait whatever the batch's state (`batch-turns.ts`).
+ */
 function refreshHeld(sql: Sql, batchId: number, held: 0 | 1): void {
+  const turns = sql.get<{ spacing_ms: number | null; turns_through: number }>('SELECT spacing_ms, turns_through FROM batches WHERE id = ?', batchId);
+  if (held === 0 && turns && turns.spacing_ms !== null) {
+    sql.run("UPDATE parts SET held = (message_seq > ?) WHERE batch_id = ? AND state != 'done'", turns.turns_through, batchId);
+    return;
+  }
   sql.run("UPDATE parts SET held = ? WHERE batch_id = ? AND state != 'done' AND held != ?", held, batchId, held);
 }
 

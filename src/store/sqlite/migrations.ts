@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { pendingMigrations, type Migration } from '../rules/migrations.js';
 import { ADMIN_MIGRATION } from './admin.js';
+import { BATCH_TURNS_MIGRATION } from './batch-turns.js';
 import { EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { RECORDS_MIGRATION } from './message-records.js';
@@ -373,7 +374,7 @@ ALTER TABLE messages ADD COLUMN route TEXT;
 CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_at) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
-  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION,
+  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION, BATCH_TURNS_MIGRATION,
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

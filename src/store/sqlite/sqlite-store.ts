@@ -26,6 +26,7 @@ import type { Store } from '../store.js';
 import type { UpstreamSuspension } from '../upstream-suspensions.js';
 import { accept } from './accept.js';
 import { findMessages, listSuspensions, messageStory, queuedByUpstream, resumeUpstream, suspendUpstream } from './admin.js';
+import { releaseTurns } from './batch-turns.js';
 import { getBatch, listBatches, listSchedules, releaseDue, setBatchState, setScheduleState } from './batches.js';
 import { claim, readySince } from './claim.js';
 import {
@@ -227,6 +228,10 @@ export class SqliteStore implements Store {
 
   releaseDue(now: number): Promise<number> {
     return this.#writes.run(() => releaseDue(this.#sql, now));
+  }
+
+  releaseTurns(now: number): Promise<number | null> {
+    return this.#writes.run(() => releaseTurns(this.#sql, now));
   }
 
   counts(): Promise<StoreCounts> {

@@ -181,6 +181,10 @@ export class SqliteWorkerStore implements Store {
     return this.#call('releaseDue', [now]);
   }
 
+  releaseTurns(now: number): Promise<number | null> {
+    return this.#call('releaseTurns', [now]);
+  }
+
   counts(): Promise<StoreCounts> {
     return this.#call('counts', []);
   }

@@ -116,15 +116,15 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         messages: [newMessage('later')], batch: bulk, schedule: { client: 'acme', runAt: 5_000, repeat: null }, now: 2,
       });
       expect(await t.store.listSchedules('acme')).toEqual([
-        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', createdAt: 2 },
-        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', createdAt: 1 },
+        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', releasedAt: null, createdAt: 2 },
+        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', releasedAt: null, createdAt: 1 },
       ]);
       expect(await t.store.claim('up1', 2_000, 10)).toEqual([]);
       expect(await t.store.releaseDue(999)).toBe(0);
       expect(await t.store.releaseDue(1_000)).toBe(1);
       expect(ids(await t.store.claim('up1', 1_001, 10))).toEqual(['s1', 's2']);
       expect(await t.store.releaseDue(1_002)).toBe(0);
-      expect((await t.store.listSchedules('acme')).map((s) => s.state)).toEqual(['scheduled', 'released']);
+      expect((await t.store.listSchedules('acme')).map((s) => [s.state, s.releasedAt])).toEqual([['scheduled', null], ['released', 1_000]]);
       // messages appended to a released schedule's batch go at once
       await t.store.accept({ messages: [newMessage('s3')], batchId: batchId!, now: 1_003 });
       expect(ids(await t.store.claim('up1', 1_004, 10))).toEqual(['s3']);
@@ -135,7 +135,7 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         messages: [newMessage('s1')], batch: bulk, schedule: { client: 'acme', runAt: 9_999, repeat: null }, now: 1,
       });
       await t.store.setBatchState('acme', batchId!, 'paused', 2);
-      expect(await t.store.setScheduleState('acme', scheduleId!, 'released', 3)).toMatchObject({ id: scheduleId, state: 'released' });
+      expect(await t.store.setScheduleState('acme', scheduleId!, 'released', 3)).toMatchObject({ id: scheduleId, state: 'released', runAt: 9_999, releasedAt: 3 });
       expect(await t.store.claim('up1', 4, 10)).toEqual([]);
       await t.store.setBatchState('acme', batchId!, 'active', 5);
       expect(ids(await t.store.claim('up1', 6, 10))).toEqual(['s1']);
@@ -154,11 +154,63 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
       expect((await changeEvents(t.rows)).map((e) => [e.messageId, e.status, e.reason])).toEqual([
         ['s1', 'FAILED', 'schedule cancelled'], ['s2', 'FAILED', 'schedule cancelled'],
       ]);
-      expect(await t.store.getBatch('acme', batchId!)).toMatchObject({ processed: 2, pending: 0 });
+      expect(await t.store.getBatch('acme', batchId!)).toMatchObject({ state: 'aborted', processed: 2, pending: 0 });
       expect(await t.store.releaseDue(10_000)).toBe(0);
       expect(await t.store.counts()).toMatchObject({ queued: 0 });
       expect(isSmppdError(await refusal(t.store.setScheduleState('acme', scheduleId!, 'released', 3)), 'INVALID_STATE_TRANSITION')).toBe(true);
       expect(isSmppdError(await refusal(t.store.accept({ messages: [newMessage('late')], batchId: batchId!, now: 4 })), 'INVALID_STATE_TRANSITION')).toBe(true);
+    });
+
+    describe('a spaced batch (sendbulk delay)', () => {
+      const spaced = (messages: string[], now = 1_000, schedule?: number) => t.store.accept({
+        messages: messages.map((n) => newMessage(n)), batch: { ...bulk, spacingMs: 1_000 }, now,
+        ...(schedule === undefined ? {} : { schedule: { client: 'acme', runAt: schedule, repeat: null } }),
+      });
+
+      it('releases one message per turn, the next a spacing after the previous was taken; others are not slowed', async () => {
+        await spaced(['a', 'b', 'c']);
+        await t.store.accept({ messages: [newMessage('solo')], now: 1_001 });
+        expect(ids(await t.store.claim('up1', 1_001, 10))).toEqual(['solo']);
+        expect(await t.store.releaseTurns(1_002)).toBe(2_002);
+        expect(ids(await t.store.claim('up1', 1_003, 10))).toEqual(['a']);
+        expect(await t.store.releaseTurns(1_500)).toBe(2_002); // not its turn yet
+        expect(await t.store.claim('up1', 1_501, 10)).toEqual([]);
+        expect(await t.store.releaseTurns(2_002)).toBe(3_002);
+        // b is not taken before c's turn: c waits for it, and comes a whole spacing after b was seen gone
+        expect(await t.store.releaseTurns(3_002)).toBe(3_102);
+        expect(ids(await t.store.claim('up1', 3_050, 10))).toEqual(['b']);
+        expect(await t.store.releaseTurns(3_102)).toBe(4_102);
+        expect(await t.store.claim('up1', 3_103, 10)).toEqual([]);
+        expect(await t.store.releaseTurns(4_102)).toBe(5_102);
+        expect(ids(await t.store.claim('up1', 4_103, 10))).toEqual(['c']);
+        expect(await t.store.releaseTurns(5_102)).toBeNull(); // no message left
+        // appending gives it turns again
+        await t.store.accept({ messages: [newMessage('d')], batchId: (await t.store.listBatches('acme'))[0]!.id, now: 6_000 });
+        expect(await t.store.releaseTurns(6_000)).toBe(7_000);
+        expect(ids(await t.store.claim('up1', 6_001, 10))).toEqual(['d']);
+      });
+
+      it('a pause holds its turns, a resume releases only those whose turn came; a message already final has no turn', async () => {
+        const { batchId } = await t.store.accept({
+          messages: [newMessage('a'), newMessage('b', { expiresAt: 4_000 }), newMessage('c')], batch: { ...bulk, spacingMs: 1_000 }, now: 1_000,
+        });
+        await t.store.releaseTurns(1_000);
+        await t.store.setBatchState('acme', batchId!, 'paused', 1_100);
+        expect(await t.store.releaseTurns(5_000)).toBeNull();
+        await t.store.setBatchState('acme', batchId!, 'active', 5_001);
+        expect(ids(await t.store.claim('up1', 5_002, 10))).toEqual(['a']);
+        expect(await t.store.expire(5_003)).toBe(1); // b, held, expires
+        expect(await t.store.releaseTurns(5_004)).toBe(6_004);
+        expect(ids(await t.store.claim('up1', 5_005, 10))).toEqual(['c']);
+      });
+
+      it('waits for its schedule, then takes its turns from the release', async () => {
+        const { scheduleId } = await spaced(['a', 'b'], 1_000, 50_000);
+        expect(await t.store.releaseTurns(2_000)).toBeNull();
+        await t.store.setScheduleState('acme', scheduleId!, 'released', 3_000);
+        expect(await t.store.releaseTurns(3_000)).toBe(4_000);
+        expect(ids(await t.store.claim('up1', 3_001, 10))).toEqual(['a']);
+      });
     });
 
     it('a schedule needs a new batch', async () => {

@@ -97,6 +97,7 @@ class QueueStore implements MessageIntake, SubmitClaims {
   recoverInflight = async (): Promise<number> => 0;
   recoverAbandoned = async (): Promise<number> => 0;
   releaseDue = async (): Promise<number> => 0;
+  releaseTurns = async (): Promise<number | null> => null;
   expire = async (): Promise<number> => 0;
 }
 

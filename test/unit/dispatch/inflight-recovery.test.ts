@@ -51,6 +51,7 @@ class SharedStore implements SubmitClaims {
   }
 
   releaseDue = async (): Promise<number> => 0;
+  releaseTurns = async (): Promise<number | null> => null;
   expire = async (): Promise<number> => 0;
 }
 

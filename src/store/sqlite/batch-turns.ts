@@ -1,0 +1,58 @@
+/**
+ * The turns of a spaced batch (sendbulk's `delay`, messaging-service-api.md §4.1 and §8: "the
+ * delay field throttles delivery on bulk sends"): its messages are stored held and released one
+ * at a time, in order, `spacing_ms` apart. The rules: `../rules/batch-turns.ts`.
+ */
+import type { Migration } from '../rules/migrations.js';
+import { decideTurn, type TurnRow } from '../rules/batch-turns.js';
+import type { Sql } from './sql.js';
+
+/**
+ * A batch's spacing and how far its turns have gone: `turns_through` is the `seq` of the last
+ * message released (0: none yet), `next_turn_at` when the next may go (NULL: none left, or not
+ * spaced). A schedule records when it was released (`released_at`; the time it came due, or a
+ * send-now). Schedules released before this version take their last change as that time.
+ */
+export const BATCH_TURNS_MIGRATION: Migration = {
+  version: 15,
+  name: 'spaced batches and schedule release times',
+  sql: `
+ALTER TABLE batches ADD COLUMN spacing_ms INTEGER;
+ALTER TABLE batches ADD COLUMN turns_through INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN next_turn_at INTEGER;
+ALTER TABLE batches ADD COLUMN turn_waits INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
+ALTER TABLE schedules ADD COLUMN released_at INTEGER;
+UPDATE schedules SET released_at = updated_at WHERE state = 'released';
+`,
+};
+
+/** Active spaced batches whose next turn has come and whose schedule (if any) is released. */
+const TURNING = `FROM batches b INDEXED BY batches_turns LEFT JOIN schedules s ON s.batch_id = b.id
+  WHERE b.next_turn_at IS NOT NULL AND b.state = 'active' AND (s.id IS NULL OR s.state = 'released')`;
+const DUE_SQL = `SELECT b.id, b.spacing_ms, b.turns_through, b.next_turn_at, b.turn_waits ${TURNING} AND b.next_turn_at <= ? ORDER BY b.next_turn_at, b.id`;
+const NEXT_DUE_SQL = `SELECT MIN(b.next_turn_at) AS at ${TURNING}`;
+
+/** Whether the message released last still waits in the queue: the next waits for it to be taken. */
+const STILL_QUEUED_SQL = `SELECT 1 FROM messages m JOIN parts p ON p.message_id = m.id
+  WHERE m.seq = ? AND p.state = 'queued' LIMIT 1`;
+
+/** The batch's next message with something left to send (messages_batch holds seq in order). */
+const NEXT_SQL = `SELECT seq, id FROM messages INDEXED BY messages_batch
+  WHERE batch_id = ? AND seq > ? AND processed = 0 ORDER BY seq LIMIT 1`;
+
+/**
+ * Releases the next message of every spaced batch whose turn has come. Returns the earliest time
+ * a turn is due next (null: no spaced batch waits), for the dispatcher's timer.
+ */
+export function releaseTurns(sql: Sql, now: number): number | null {
+  for (const batch of sql.all<TurnRow>(DUE_SQL, now)) {
+    const waiting = batch.turns_through > 0 && sql.get(STILL_QUEUED_SQL, batch.turns_through) !== undefined;
+    const next = waiting ? undefined : sql.get<{ seq: number; id: string }>(NEXT_SQL, batch.id, batch.turns_through);
+    const turn = decideTurn(batch, now, waiting, next?.seq ?? null);
+    if (turn.release !== null && next) sql.run("UPDATE parts SET held = 0 WHERE message_id = ? AND state <> 'done'", next.id);
+    sql.run('UPDATE batches SET turns_through = ?, next_turn_at = ?, turn_waits = ? WHERE id = ?',
+      turn.turnsThrough, turn.nextTurnAt, turn.turnWaits, batch.id);
+  }
+  return sql.get<{ at: number | null }>(NEXT_DUE_SQL)?.at ?? null;
+}
