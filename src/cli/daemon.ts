@@ -261,6 +261,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
     ...(admin.http ? { admin: admin.http } : {}),
+    ...(config.mcp ? { mcp: { version: version() } } : {}),
   });
   warnIfOpenFilesShort(config, log);
   const records = config.records && new RecordWriter({
