@@ -174,6 +174,8 @@ describe('MCP over Streamable HTTP', () => {
     expectRefusal(await call(await connect(), 'send_sms', { ...SEND, to: '447700900123' }), 400, 'VALIDATION');
     expectRefusal(await call(await connect(), 'send_sms', { ...SEND, senderId: 'Other' }), 403, 'SENDER_NOT_ALLOWED');
     expectRefusal(await call(await connect(), 'list_batches', { all: true }), 400, 'VALIDATION');
+    // No such tool: a JSON-RPC error, as the protocol has it.
+    await expect(call(await connect(), 'delete_everything', {})).rejects.toThrow(/no tool "delete_everything"/);
     expect(simulators.at(-1)!.recordedSubmits()).toHaveLength(before);
   });
 
