@@ -18,7 +18,7 @@ import { silentLog } from '../../../src/core/log.js';
 import type { RecordedSubmit } from '../../../src/simulator/options.js';
 import { until } from '../../support/engine.js';
 import { freePort } from '../../support/free-port.js';
-import { ERROR_FIELDS, bearer, httpHarness } from '../../support/http.js';
+import { ERROR_FIELDS, bearer, httpHarness, type Harness } from '../../support/http.js';
 
 /** Each simulator the daemon builds, recording every submit_sm it receives. */
 const simulators = vi.hoisted((): Array<{ recordedSubmits(): RecordedSubmit[] }> => []);
@@ -225,13 +225,35 @@ describe('MCP over Streamable HTTP', () => {
   });
 });
 
-describe('MCP off', () => {
+describe('MCP in process', () => {
+  const rpc = (h: Harness, body: object, headers: Record<string, string> = bearer()) => h.app.inject({
+    method: 'POST', url: '/mcp', headers: { ...headers, accept: 'application/json, text/event-stream' }, payload: body,
+  });
+  const statusCall = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_message_status', arguments: { messageId: 'm-1' } } };
+
   it('is 404 at /mcp when mcp.enabled is not set', async () => {
     const h = await httpHarness();
     try {
-      const res = await h.app.inject({ method: 'POST', url: '/mcp', headers: bearer(), payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      const res = await rpc(h, statusCall);
       expect(res.statusCode).toBe(404);
       expect(res.json()).toMatchObject({ errorCode: 'NOT_FOUND', requestUri: '/mcp' });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('answers a store failure as INTERNAL, logged without the token or the failure in the answer', async () => {
+    const h = await httpHarness({ mcp: true });
+    try {
+      h.store.getMessage = async () => { throw new Error('disk on fire'); };
+      const res = await rpc(h, statusCall);
+      expect(res.statusCode).toBe(200);
+      const { result } = res.json() as { result: CallToolResult };
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ status: 500, errorCode: 'INTERNAL', requestUri: '/mcp' });
+      expect(JSON.stringify(result)).not.toContain('disk on fire');
+      expect(h.logs.some((l) => l.includes('mcp_internal_error') && l.includes('disk on fire'))).toBe(true);
+      // h.close() fails the test if any token reached the log.
     } finally {
       await h.close();
     }
