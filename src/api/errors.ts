@@ -35,7 +35,7 @@ export const API_ERRORS = {
    * request without a Host header (RFC 9112 §3.2). The parser's refusals close the connection.
    */
   BAD_REQUEST: 400,
-  /** The admin API (/admin): no admin token (or session), or one nobody has. A WWW-Authenticate header names the realm. */
+  /** The admin API (/admin): no admin token (or session), or one nobody has; /mcp: no client token, or one nobody has. A WWW-Authenticate header says Bearer. */
   UNAUTHORIZED: 401,
   /** The admin API (/admin): a client's token, which is no admin's; or a signed-in page's change without its CSRF proof. */
   FORBIDDEN: 403,

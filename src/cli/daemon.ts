@@ -261,6 +261,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     listener: listenerSettings(config.http),
     ...(deps.metrics ? { listenerMetrics: deps.metrics } : {}),
     ...(admin.http ? { admin: admin.http } : {}),
+    ...(config.mcp ? { mcp: { version: version() } } : {}),
   });
   warnIfOpenFilesShort(config, log);
   const records = config.records && new RecordWriter({
@@ -292,7 +293,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
   await http.listen({ host: config.http.host, port: config.http.port });
   const address = http.server.address();
   const httpPort = typeof address === 'object' && address !== null ? address.port : config.http.port;
-  log.info({ event: 'http_listening', host: config.http.host, port: httpPort, tls: config.http.tls !== undefined }, 'HTTP API listening');
+  log.info({ event: 'http_listening', host: config.http.host, port: httpPort, tls: config.http.tls !== undefined, mcp: config.mcp !== undefined }, 'HTTP API listening');
   let metricsServer: FastifyInstance | undefined;
   let metricsHttp: { host: string; port: number } | undefined;
   if (deps.metrics && metricsListen) {

@@ -302,6 +302,7 @@ function resolveConfig(parsed: ParsedConfig, files: Map<string, Buffer>, baseDir
   const metricsListen = parsed.metrics.listen === undefined ? null : parseListen(parsed.metrics.listen); // validated by the schema
   if (metricsListen) config.metrics = { listen: metricsListen };
   if (parsed.admin) config.admin = resolveAdmin(parsed.admin, secret);
+  if (parsed.mcp.enabled) config.mcp = { enabled: true };
   if (parsed.records) config.records = { path: resolve(baseDir, parsed.records.path) };
   if (parsed.amqp) config.amqp = resolveAmqp(parsed.amqp, secret(parsed.amqp.url, 'amqp.urlFile'));
   if (parsed.simulator) config.simulator = resolveSimulator(parsed.simulator, secret);

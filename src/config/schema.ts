@@ -169,6 +169,11 @@ export const configSchema = z.strictObject({
   clients: z.array(clientSchema, { error: typeMessage('a list of clients') }).default([]),
   /** Who may call the admin API under /admin (admin-schema.ts). Default: none, and the admin API is off. */
   admin: adminSchema.optional(),
+  /** The MCP server at /mcp on the HTTP listener, for the clients' AI agents (ingress/http/mcp.ts). */
+  mcp: z.strictObject({
+    /** Default false: /mcp is 404. */
+    enabled: flag().default(false),
+  }, { error: 'must be a mapping' }).default({ enabled: false }),
   store: storeSchema,
   limits: limitsSchema,
   metrics: metricsSchema,
@@ -320,6 +325,8 @@ export interface SmppdConfig {
   clients: ClientConfig[];
   /** Absent: the admin API (/admin) is off. */
   admin?: AdminConfig;
+  /** Absent: no MCP server (/mcp is 404). */
+  mcp?: { enabled: true };
   store: StoreConfig;
   limits: LimitsConfig;
   /** Absent: /metrics on the HTTP port. */

@@ -76,6 +76,8 @@ export interface HarnessOptions {
   maxResendDays?: number;
   /** What GET /metrics answers. Default: one comment line. */
   metricsText?: string;
+  /** Serve the MCP server at /mcp (config mcp.enabled). */
+  mcp?: boolean;
 }
 
 /** A Log that keeps each line as JSON text. */
@@ -125,6 +127,7 @@ export async function httpHarness(o: HarnessOptions = {}) {
     },
     listener: { ...DEFAULT_LISTENER, ...o.listener },
     listenerMetrics: { httpRefused: (reason) => { refused.push(reason); }, httpConnections: (delta) => { connections.open += delta; } },
+    ...(o.mcp ? { mcp: { version: '0.0.0-test' } } : {}),
   });
   await app.ready();
   return {

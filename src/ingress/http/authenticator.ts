@@ -56,7 +56,7 @@ export class Authenticator {
    * callback hook, not an async one: no promise per request. A 401 is sent and `done` not called.
    */
   readonly #authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    const client = this.#identify(request.headers.authorization);
+    const client = this.identify(request.headers.authorization);
     if (typeof client === 'string') {
       sendUnauthorized(reply, client);
       return;
@@ -65,8 +65,8 @@ export class Authenticator {
     done();
   };
 
-  /** The client the Authorization header names, or why it names none. */
-  #identify(header: string | undefined): ApiClient | string {
+  /** The client the Authorization header names, or why it names none (the 401's message: it never quotes the header). */
+  identify(header: string | undefined): ApiClient | string {
     if (header === undefined || header === '') return 'missing bearer token: send the header Authorization: Bearer <token>';
     const m = BEARER.exec(header);
     if (!m?.[1]) return 'the Authorization header must be Bearer <token>';

@@ -2,13 +2,14 @@
  * The SMS jobs of a client (messaging-service-api.md §2.4, §3.3): GET /sms/list, GET /sms/edit,
  * GET /sms/pause, GET /sms/resume, DELETE /sms/abort, each but the list with `batch_Id`.
  * A client sees and controls only its own batches; another client's batch is not found.
+ * `batchList` is also what the MCP tool list_batches runs.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BatchState } from '../../store/batches.js';
 import { ApiError } from '../../api/errors.js';
 import { queryId } from '../../api/validation.js';
 import type { RouteContext } from './context.js';
-import { batchDetail, batchListEntry, type BatchDetail } from './views.js';
+import { batchDetail, batchListEntry, type BatchDetail, type BatchListEntry } from './views.js';
 
 /** §3.3, with its condition text as the refusal. */
 const TRANSITIONS = {
@@ -18,11 +19,15 @@ const TRANSITIONS = {
 } as const satisfies Record<string, { from: readonly BatchState[]; to: BatchState; refusal: string }>;
 type Operation = keyof typeof TRANSITIONS;
 
+/** All jobs of `client`, as GET /sms/list answers them; not paginated (§4.1). */
+export async function batchList(ctx: RouteContext, client: string): Promise<BatchListEntry[]> {
+  return (await ctx.deps.store.listBatches(client)).map(batchListEntry);
+}
+
 export function registerBatchRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { store, clock } = ctx.deps;
 
-  /** All jobs of the client; not paginated (§4.1). */
-  app.get('/sms/list', async (request) => (await store.listBatches(ctx.auth.clientOf(request).name)).map(batchListEntry));
+  app.get('/sms/list', async (request) => batchList(ctx, ctx.auth.clientOf(request).name));
 
   app.get('/sms/edit', async (request) => {
     const { client, batchId } = target(ctx, request);

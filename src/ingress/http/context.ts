@@ -17,7 +17,7 @@ import type { AdminHttpDeps } from './admin/admin-context.js';
 import type { Authenticator } from './authenticator.js';
 import type { HttpHealth, HttpMetricsSource } from './health.js';
 import type { HttpListenerMetrics, HttpListenerSettings } from './listener.js';
-import type { RateLimitHook } from './rate-limit.js';
+import type { RateLimitHook, SendTokens } from './rate-limit.js';
 import type { KeyedSerial } from './serial.js';
 
 /** The Acceptor's part the API uses (`src/dispatch/accept.ts`). */
@@ -114,6 +114,8 @@ export interface HttpServerDeps {
   listenerMetrics?: HttpListenerMetrics;
   /** The admin API under /admin (config `admin`); absent: not served (404, as any unknown path). */
   admin?: AdminHttpDeps;
+  /** The MCP server at /mcp (config `mcp.enabled`), naming itself with `version`; absent: not served (404). */
+  mcp?: { version: string };
 }
 
 /** What each route module is given. */
@@ -122,6 +124,8 @@ export interface RouteContext {
   auth: Authenticator;
   /** The send routes' onRequest hook: 429 past the client's rate limit. */
   limitRate: RateLimitHook;
+  /** One send's token of a client, or the RATE_LIMITED refusal: what `limitRate` does, for a send that is no request of its own (MCP's send_sms). */
+  takeSendToken: SendTokens;
   /** Orders state changes per batch and per schedule. */
   serial: KeyedSerial;
   /** Requests with an Idempotency-Key: run once, repeats answered what the first recorded. */

@@ -7,6 +7,7 @@
  * tests call `inject()`. Every route under /sms needs a bearer token; /openapi.json does not; the
  * admin API under /admin (when the config has `admin`) needs an admin's (admin/admin-auth.ts),
  * and the status page at /admin/ signs a browser in with one (admin-ui/admin-page-routes.ts).
+ * The MCP server at /mcp (when the config has `mcp.enabled`) takes the clients' tokens (mcp.ts).
  * The server it listens with is the HttpListener's (listener.ts): timeouts, maxConnections, TLS,
  * and the five-field body for what is refused before a route runs. `buildMetricsServer` is
  * GET /metrics alone on such a listener, for `metrics.listen`.
@@ -30,7 +31,8 @@ import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes, registerMetricsRoute, type HttpMetricsSource } from './health.js';
 import { DEFAULT_LISTENER, HttpListener, type HttpListenerSettings } from './listener.js';
 import { openApiDocument } from './openapi.js';
-import { rateLimitHook } from './rate-limit.js';
+import { registerMcpRoutes } from './mcp.js';
+import { rateLimitHook, sendTokens } from './rate-limit.js';
 import { registerScheduleRoutes } from './schedules.js';
 import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
@@ -146,8 +148,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   const auth = deps.authenticator ?? new Authenticator(deps.clients);
   const limiter = deps.rateLimiter ?? new ClientRateLimiter(deps.clients, deps.clock);
+  const takeSendToken = sendTokens(limiter, deps.onRateLimited);
   const ctx: RouteContext = {
-    deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial(),
+    deps, auth, limitRate: rateLimitHook(auth, takeSendToken, deps.limits.maxBodyBytes), takeSendToken, serial: new KeyedSerial(),
     idempotency: { gate: new IdempotencyGate({ store: deps.store, clock: deps.clock }), keepMs: (deps.limits.idempotencyHours ?? IDEMPOTENCY_HOURS) * 3_600_000 },
   };
   const openApi = openApiDocument({ admin: deps.admin !== undefined });
@@ -166,6 +169,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     registerStatusRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
   });
+  if (deps.mcp) registerMcpRoutes(app, ctx, deps.mcp);
   const admin = deps.admin;
   if (admin) {
     const page = { auth: admin.auth, status: () => admin.status(), clock: deps.clock, log, secure: deps.listener?.tls !== undefined };
