@@ -6,6 +6,7 @@
  */
 import { parseTimeZone } from '../core/time-zone.js';
 import { ApiError } from './errors.js';
+import { asksToRepeat, seriesFrom, type RepeatInput, type ScheduleRepeat } from './recurrence.js';
 
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
 /** A time this far behind the clock still counts as now (a client rounding to the minute). */
@@ -38,7 +39,7 @@ export interface ScheduleFields {
   flag: boolean | null | undefined;
   time: string | null | undefined;
   gmt: string | null | undefined;
-  repeat: string | number | boolean | null | undefined;
+  repeat: RepeatInput;
 }
 
 /**
@@ -47,10 +48,11 @@ export interface ScheduleFields {
  * a time, when a time is set without the flag (rather than send a timed message now), when the
  * time is malformed, or when it is past.
  */
-export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string, now: number): { runAt: number; repeat: string | null } | undefined {
+export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string, now: number): ({ runAt: number } & ScheduleRepeat) | undefined {
   const time = f.time ?? '';
   if (f.flag !== true) {
     if (time !== '') throw new ApiError('VALIDATION', `${prefix}time: is set but ${prefix}${flagName} is not true; set ${flagName} to true to schedule, or leave time out to send now`);
+    if (asksToRepeat(f.repeat)) throw new ApiError('VALIDATION', `${prefix}repeat: needs ${prefix}${flagName} true and a time (the first run)`);
     return undefined;
   }
   if (time === '') throw new ApiError('VALIDATION', `${prefix}time: is required when ${flagName} is true`);
@@ -59,6 +61,5 @@ export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string
   if (parsed.at < now - PAST_GRACE_MS) {
     throw new ApiError('VALIDATION', `${prefix}time: is in the past (${new Date(parsed.at).toISOString()}; now is ${new Date(now).toISOString()})`);
   }
-  const repeat = f.repeat === undefined || f.repeat === null || f.repeat === false || f.repeat === '' ? null : String(f.repeat);
-  return { runAt: parsed.at, repeat };
+  return { runAt: parsed.at, ...seriesFrom(f.repeat, parsed.at, f.gmt ?? undefined, prefix, parseScheduleTime) };
 }

@@ -14,6 +14,7 @@ import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit
 import type { Queryable, Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { failWhere } from './part-status.js';
+import { continueSeries } from './recurrence.js';
 
 const BY_ID_SQL = `${BATCH_SELECT} WHERE b.id = $1 AND b.client = $2`;
 
@@ -71,7 +72,7 @@ export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promi
   let released = 0;
   for (const candidate of due) {
     await lockBatchGate(tx, spaces, candidate.batch_id);
-    const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND state = 'scheduled'`, [candidate.id]);
+    const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND state = 'scheduled' AND batch_id = $2`, [candidate.id, candidate.batch_id]);
     if (!row) continue;
     await changeSchedule(tx, row, 'released', now);
     released++;
@@ -85,6 +86,7 @@ async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'can
   const batch = await tx.row<{ state: BatchState }>('SELECT state FROM batches WHERE id = $1', [row.batch_id]);
   await refreshHeld(tx, row.batch_id, heldBy(batch?.state ?? 'active', state));
   if (state === 'cancelled') await failQueued(tx, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+  else await continueSeries(tx, row, now);
 }
 
 /**

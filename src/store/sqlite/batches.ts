@@ -8,6 +8,7 @@ import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type
 import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
 import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
 import { failParts, PART_SELECT } from './part-status.js';
+import { continueSeries } from './recurrence.js';
 import type { Sql } from './sql.js';
 
 export function getBatch(sql: Sql, client: string, batchId: number): Batch | undefined {
@@ -62,6 +63,7 @@ function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancell
   const batch = sql.get<{ state: BatchState }>('SELECT state FROM batches WHERE id = ?', row.batch_id);
   refreshHeld(sql, row.batch_id, heldBy(batch?.state ?? 'active', state));
   if (state === 'cancelled') failQueued(sql, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
+  else continueSeries(sql, row, now);
 }
 
 /** Writes whether the batch's parts wait onto every part of it not yet done. */

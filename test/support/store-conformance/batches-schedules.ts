@@ -116,8 +116,8 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         messages: [newMessage('later')], batch: bulk, schedule: { client: 'acme', runAt: 5_000, repeat: null }, now: 2,
       });
       expect(await t.store.listSchedules('acme')).toEqual([
-        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', createdAt: 2 },
-        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', createdAt: 1 },
+        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', createdAt: 2, runs: 0, lastRunAt: null },
+        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', createdAt: 1, runs: 0, lastRunAt: null },
       ]);
       expect(await t.store.claim('up1', 2_000, 10)).toEqual([]);
       expect(await t.store.releaseDue(999)).toBe(0);
