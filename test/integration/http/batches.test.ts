@@ -118,7 +118,7 @@ describe('scheduled campaigns (§3.4)', () => {
     const { scheduleId } = await schedule();
     const list = (await call('GET', '/sms/listSchedule')).json();
     expect(list).toEqual([{
-      id: scheduleId, batchId: expect.any(Number), state: 'scheduled', time: '2026-01-05T08:00:00.000Z', repeat: null,
+      id: scheduleId, batchId: expect.any(Number), state: 'scheduled', time: '2026-01-05T08:00:00.000Z', repeat: null, runs: 0, lastRun: null,
       senderId: 'MyBrand', campaignName: '', total: 1, createdAt: '2026-01-01T00:00:00.000Z',
     }]);
     expect((await call('GET', '/sms/listSchedule', TOKENS.other)).json()).toEqual([]);
