@@ -9,7 +9,7 @@ import { uuidV7 } from '../../core/ids.js';
 import type { NewSchedule } from '../intake.js';
 import type { Migration } from '../rules/migrations.js';
 import {
-  columnList, COPIED_MESSAGE_COLUMNS, COPIED_PART_COLUMNS, nextRunOf, recurrenceMigration, SERIES_COLUMNS, seriesValues,
+  columnList, COPIED_BATCH_COLUMNS, COPIED_MESSAGE_COLUMNS, COPIED_PART_COLUMNS, nextRunOf, recurrenceMigration, SERIES_COLUMNS, seriesValues,
 } from '../rules/recurrence.js';
 import type { ScheduleRow } from '../rows.js';
 import { submittedEvent } from '../status-events.js';
@@ -64,8 +64,8 @@ async function copyRun(tx: Tx, row: ScheduleRow, shift: number, now: number): Pr
   const old = (await tx.rows<{ id: string }>('SELECT id FROM messages WHERE batch_id = $1 ORDER BY seq', [released])).map((m) => m.id);
   const fresh = old.map(() => uuidV7(now));
   const created = await tx.row<{ id: number }>(
-    `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at, schedule_id)
-     SELECT client, sender_id, req_type, message_type, campaign_name, 'active', $1, $2, $2, $3 FROM batches WHERE id = $4 RETURNING id`,
+    `INSERT INTO batches (${columnList(COPIED_BATCH_COLUMNS)}, state, total, created_at, updated_at, schedule_id)
+     SELECT ${columnList(COPIED_BATCH_COLUMNS)}, 'active', $1, $2, $2, $3 FROM batches WHERE id = $4 RETURNING id`,
     [old.length, now, row.id, released],
   );
   const batchId = created!.id;

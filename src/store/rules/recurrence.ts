@@ -38,12 +38,26 @@ export function nextRunOf(row: ScheduleRow, now: number): number | null {
   return nextRunAfter(rule, row.anchor_at, row.runs + 1, Math.max(now, row.run_at));
 }
 
+/**
+ * Which columns a run's copy takes from the released run as they are, and which it writes itself
+ * or leaves to their defaults (a new message's state): every column of batches, messages and
+ * parts is in one list of each pair, and a unit test holds the lists to the schema, so a column
+ * added later is copied or not by a decision.
+ */
+export const COPIED_BATCH_COLUMNS = ['client', 'sender_id', 'req_type', 'message_type', 'campaign_name'] as const;
+export const NEW_BATCH_COLUMNS = ['id', 'state', 'total', 'processed', 'created_at', 'updated_at', 'schedule_id'] as const;
+
 /** The message columns a run's copy takes from the released one as they are (both stores' INSERT … SELECT). */
 export const COPIED_MESSAGE_COLUMNS = ['client', 'upstream', 'route', 'source', 'destination', 'text', 'message_type', 'encoding', 'campaign_name',
   'registered_delivery', 'source_ton', 'source_npi', 'dest_ton', 'dest_npi', 'validity_period', 'events'] as const;
 
+export const NEW_MESSAGE_COLUMNS = ['seq', 'id', 'batch_id', 'expires_at', 'not_before', 'status', 'reason', 'processed', 'created_at', 'updated_at'] as const;
+
 /** The part columns a run's copy takes as they are: the composed submit_sm body, concatenation reference included. */
 export const COPIED_PART_COLUMNS = ['part', 'data_coding', 'esm_class', 'short_message', 'sar_ref', 'sar_total', 'sar_seq', 'payload'] as const;
+/** Its message's, or a new part's state; `claimed_by` and `lease_until` are PostgreSQL's only. */
+export const NEW_PART_COLUMNS = ['message_id', 'message_seq', 'upstream', 'client', 'batch_id', 'expires_at', 'not_before', 'held', 'state', 'status',
+  'updated_at', 'smsc_id', 'match_key', 'bind', 'attempts', 'reason', 'sent_at', 'claimed_by', 'lease_until'] as const;
 
 /** `columns` as a SQL list, each of table `alias` when given. */
 export function columnList(columns: readonly string[], alias?: string): string {

@@ -6,7 +6,7 @@
 import { uuidV7 } from '../../core/ids.js';
 import type { NewSchedule } from '../intake.js';
 import {
-  columnList, COPIED_MESSAGE_COLUMNS, COPIED_PART_COLUMNS, nextRunOf, recurrenceMigration, SERIES_COLUMNS, seriesValues,
+  columnList, COPIED_BATCH_COLUMNS, COPIED_MESSAGE_COLUMNS, COPIED_PART_COLUMNS, nextRunOf, recurrenceMigration, SERIES_COLUMNS, seriesValues,
 } from '../rules/recurrence.js';
 import type { Migration } from '../rules/migrations.js';
 import type { ScheduleRow } from '../rows.js';
@@ -57,8 +57,8 @@ function copyRun(sql: Sql, row: ScheduleRow, shift: number, now: number): number
   sql.run('UPDATE batches SET schedule_id = ? WHERE id = ?', row.id, released);
   const ids = sql.all<{ id: string }>('SELECT id FROM messages WHERE batch_id = ? ORDER BY seq', released).map((m) => [m.id, uuidV7(now)]);
   const created = sql.run(
-    `INSERT INTO batches (client, sender_id, req_type, message_type, campaign_name, state, total, created_at, updated_at, schedule_id)
-     SELECT client, sender_id, req_type, message_type, campaign_name, 'active', ?, ?, ?, ? FROM batches WHERE id = ?`,
+    `INSERT INTO batches (${columnList(COPIED_BATCH_COLUMNS)}, state, total, created_at, updated_at, schedule_id)
+     SELECT ${columnList(COPIED_BATCH_COLUMNS)}, 'active', ?, ?, ?, ? FROM batches WHERE id = ?`,
     ids.length, now, now, row.id, released,
   );
   const batchId = Number(created.lastInsertRowid);

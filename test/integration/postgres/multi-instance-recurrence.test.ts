@@ -4,6 +4,9 @@
  */
 import { expect, it } from 'vitest';
 import type { Recurrence } from '../../../src/core/recurrence.js';
+import {
+  COPIED_BATCH_COLUMNS, COPIED_MESSAGE_COLUMNS, COPIED_PART_COLUMNS, NEW_BATCH_COLUMNS, NEW_MESSAGE_COLUMNS, NEW_PART_COLUMNS,
+} from '../../../src/store/rules/recurrence.js';
 import { until } from '../../support/engine.js';
 import { newMessage } from '../../support/sqlite-store.js';
 import { describePg, pgInstancesPerTest } from './pg-store.js';
@@ -35,5 +38,17 @@ describePg('PostgresStore shared by two instances: recurring schedules', () => {
     expect((await t.b.listSchedules('acme'))[0]).toMatchObject({ id: scheduleId, state: 'scheduled', runs: 2, runAt: SECOND + 24 * HOUR });
     expect((await t.schema.sql<{ batch_id: number; n: number }>('SELECT batch_id, count(*)::int AS n FROM messages GROUP BY batch_id ORDER BY batch_id'))
       .map((r) => r.n)).toEqual([2, 2, 2]);
+  });
+
+  it('a run\'s copy names every column of batches, messages and parts: copied, or written anew', async () => {
+    const lists = {
+      batches: [...COPIED_BATCH_COLUMNS, ...NEW_BATCH_COLUMNS], messages: [...COPIED_MESSAGE_COLUMNS, ...NEW_MESSAGE_COLUMNS], parts: [...COPIED_PART_COLUMNS, ...NEW_PART_COLUMNS],
+    };
+    for (const [table, listed] of Object.entries(lists)) {
+      const columns = (await t.schema.sql<{ column_name: string }>(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2', [t.schema.name, table])).map((c) => c.column_name);
+      expect(columns.length, table).toBeGreaterThan(0);
+      expect(columns.filter((c) => !(listed as string[]).includes(c)), table).toEqual([]);
+    }
   });
 });
