@@ -67,7 +67,8 @@ export function seriesFrom(
   let untilAt: number | null = null;
   if (r.until != null && r.until !== '') {
     const parsed = parseTime(r.until, gmt);
-    if (!parsed.ok) throw new ApiError('VALIDATION', `${prefix}repeat.until: ${parsed.field === 'gmt' ? 'gmt is not a zone' : "must be a local date-time 'YYYY-MM-DD HH:mm[:ss]' in gmt"}`);
+    // gmt was read with time already: only until itself can be wrong here.
+    if (!parsed.ok) throw new ApiError('VALIDATION', `${prefix}repeat.until: must be a local date-time 'YYYY-MM-DD HH:mm[:ss]' in gmt`);
     if (parsed.at <= firstRun) throw new ApiError('VALIDATION', `${prefix}repeat.until: must be after the first run (time)`);
     untilAt = parsed.at;
   }
