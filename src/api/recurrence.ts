@@ -8,7 +8,6 @@
 import { z } from 'zod';
 import { MAX_REPEAT_COUNT, REPEAT_EVERY, repeatEvery, type Recurrence } from '../core/recurrence.js';
 import { ApiError } from './errors.js';
-import type { ParsedTime } from './schedule-time.js';
 
 export const REPEAT_RULE = `${REPEAT_EVERY.join(', ')} (any case), or an object {"every": one of those, "count": runs in all from 1 to ${MAX_REPEAT_COUNT}, `
   + '"until": a local time \'YYYY-MM-DD HH:mm[:ss]\' in gmt}; null, "" or false for none';
@@ -50,11 +49,12 @@ export interface ScheduleRepeat {
 
 /**
  * The series `repeat` asks for, with its first run at `firstRun` in `gmt`. `parseTime` reads
- * `until` as the schedule's `time` is read. Throws VALIDATION naming the field (`prefix`:
+ * `until` as the schedule's `time` is read (`parseScheduleTime`, passed in: that module calls this one). Throws VALIDATION naming the field (`prefix`:
  * 'bulkRequest.' or '') when `until` is malformed or not after the first run.
  */
 export function seriesFrom(
-  repeat: RepeatInput, firstRun: number, gmt: string | undefined, prefix: string, parseTime: (time: string, gmt: string | undefined) => ParsedTime,
+  repeat: RepeatInput, firstRun: number, gmt: string | undefined, prefix: string,
+  parseTime: (time: string, gmt: string | undefined) => { ok: true; at: number } | { ok: false },
 ): ScheduleRepeat {
   if (!asksToRepeat(repeat)) return { repeat: null };
   const zone = gmt === undefined || gmt === '' ? '+00:00' : gmt;
