@@ -6,6 +6,7 @@
  */
 import { parseTimeZone } from '../core/time-zone.js';
 import { ApiError } from './errors.js';
+import { asksToRepeat, seriesFrom, type RepeatInput, type ScheduleRepeat } from './recurrence.js';
 
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
 /** A time this far behind the clock still counts as now (a client rounding to the minute). */
@@ -38,7 +39,7 @@ export interface ScheduleFields {
   flag: boolean | null | undefined;
   time: string | null | undefined;
   gmt: string | null | undefined;
-  repeat: string | number | boolean | null | undefined;
+  repeat: RepeatInput;
 }
 
 /**
@@ -47,10 +48,11 @@ export interface ScheduleFields {
  * a time, when a time is set without the flag (rather than send a timed message now), when the
  * time is malformed, or when it is past.
  */
-export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string, now: number): { runAt: number; repeat: string | null } | undefined {
+export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string, now: number): ({ runAt: number } & ScheduleRepeat) | undefined {
   const time = f.time ?? '';
   if (f.flag !== true) {
     if (time !== '') throw new ApiError('VALIDATION', `${prefix}time: is set but ${prefix}${flagName} is not true; set ${flagName} to true to schedule, or leave time out to send now`);
+    if (asksToRepeat(f.repeat)) throw new ApiError('VALIDATION', `${prefix}repeat: needs ${prefix}${flagName} true and a time (the first run)`);
     return undefined;
   }
   if (time === '') throw new ApiError('VALIDATION', `${prefix}time: is required when ${flagName} is true`);
@@ -59,19 +61,20 @@ export function scheduleFrom(f: ScheduleFields, flagName: string, prefix: string
   if (parsed.at < now - PAST_GRACE_MS) {
     throw new ApiError('VALIDATION', `${prefix}time: is in the past (${new Date(parsed.at).toISOString()}; now is ${new Date(now).toISOString()})`);
   }
-  const repeat = f.repeat === undefined || f.repeat === null || f.repeat === false || f.repeat === '' ? null : String(f.repeat);
-  return { runAt: parsed.at, repeat };
+  return { runAt: parsed.at, ...seriesFrom(f.repeat, parsed.at, f.gmt ?? undefined, prefix, parseScheduleTime) };
 }
 
 /**
  * sendSms's `delay` (seconds, validated): the message becomes a schedule of one, released that
- * long after now, or after the scheduled time when there is one. No delay: the schedule as it was.
+ * long after now, or after the scheduled time when there is one (a recurring schedule's first
+ * run, and so every run, comes that much later). No delay: the schedule as it was.
  */
 export function delayedSchedule(
-  schedule: { runAt: number; repeat: string | null } | undefined, delaySeconds: number | null | undefined, now: number,
-): { runAt: number; repeat: string | null } | undefined {
+  schedule: ({ runAt: number } & ScheduleRepeat) | undefined, delaySeconds: number | null | undefined, now: number,
+): ({ runAt: number } & ScheduleRepeat) | undefined {
   if (delaySeconds === undefined || delaySeconds === null || delaySeconds === 0) return schedule;
-  return { runAt: (schedule?.runAt ?? now) + Math.round(delaySeconds * 1000), repeat: schedule?.repeat ?? null };
+  const delayMs = Math.round(delaySeconds * 1000);
+  return schedule ? { ...schedule, runAt: schedule.runAt + delayMs } : { runAt: now + delayMs, repeat: null };
 }
 
 /** sendbulk's `delay` (seconds between messages, validated) as the batch's spacing; null: none. */

@@ -11,15 +11,14 @@ import { DELIVERY_STATUSES } from '../sms/status.js';
 import { unpairedSurrogateAt } from '../sms/ucs2.js';
 import { ApiError } from './errors.js';
 import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
+import { repeatSchema as repeat } from './recurrence.js';
 
 /**
- * Free text a client gives that smppd stores, lists, logs or echoes (campaignName, repeat, the
+ * Free text a client gives that smppd stores, lists, logs or echoes (campaignName, the
  * regulatory ids, time, gmt, the queue's reference): at most this many characters each.
  */
 export const FREE_TEXT_MAX = {
   campaignName: 255,
-  /** Stored with a schedule and listed by /sms/listSchedule (DAILY, WEEKLY …). */
-  repeat: 64,
   /** peId, templateId, telemarketerId: registry ids are 30 characters at most in practice. */
   regulatory: 64,
   /** 'YYYY-MM-DD HH:mm:ss.SSS' is 23. */
@@ -114,8 +113,6 @@ const time = freeText(FREE_TEXT_MAX.time).nullish()
   .meta({ description: `Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true. ${textRule(FREE_TEXT_MAX.time)}` });
 const gmt = freeText(FREE_TEXT_MAX.gmt).nullish()
   .meta({ description: `Offset of time, such as +04:00 (or UTC, or an IANA zone). Default +00:00. ${textRule(FREE_TEXT_MAX.gmt)}` });
-const repeat = z.union([freeText(FREE_TEXT_MAX.repeat), z.number(), z.boolean()], { error: 'must be a string' }).nullish()
-  .meta({ description: `Repeat setting, stored with the schedule and listed by /sms/listSchedule. A string: ${textRule(FREE_TEXT_MAX.repeat)}` });
 /** sendSms's `delay`: seconds before the message goes, at most a week (a later send is a schedule). */
 export const SEND_DELAY_MAX_SECONDS = 604_800;
 /** sendbulk's `delay`: seconds between the batch's messages, at most an hour. */
@@ -262,7 +259,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const hint = INSTEAD[key];
-        problems.push(`${prefix}${key}: unknown field${hint ? `; this API calls it ${hint}` : ''}`);
+        problems.push(`${prefix}${path === '' ? '' : `${path}.`}${key}: unknown field${hint ? `; this API calls it ${hint}` : ''}`);
       }
     } else if (path === '') {
       problems.push(`${what} must be a JSON object`);

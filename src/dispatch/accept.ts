@@ -10,7 +10,7 @@ import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
 import type { ClaimedMessage } from '../store/claims.js';
 import type { NewIdempotencyKey } from '../store/idempotency.js';
-import type { Accepted, MessageIntake, NewMessage } from '../store/intake.js';
+import type { Accepted, MessageIntake, NewMessage, NewSchedule } from '../store/intake.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { BulkWriter } from './bulk-writer.js';
 import { MessageComposer, partBodies, type ComposedMessage, type ComposeSettings, type OutgoingMessage } from './compose.js';
@@ -31,7 +31,7 @@ export interface SendCommon {
   expiryHour?: number;
   campaignName?: string;
   /** Scheduled sends wait for this instant (wall ms) or for send-now. */
-  schedule?: { runAt: number; repeat: string | null };
+  schedule?: Omit<NewSchedule, 'client'>;
 }
 
 /** A sendbulk job: the common fields, and the milliseconds between its messages (`delay`). */
@@ -163,7 +163,7 @@ export class Acceptor {
         now,
         ...(key ? { idempotencyKey: key } : {}),
         batch: { client: req.client, senderId: req.senderId, reqType: 'single', messageType: message.encoding, campaignName: req.campaignName ?? null },
-        schedule: { client: req.client, runAt: req.schedule.runAt, repeat: req.schedule.repeat },
+        schedule: { client: req.client, ...req.schedule },
       });
       room.stored(message.parts.length);
       this.#counters.routed(target.route.name, target.upstream);

@@ -5,7 +5,7 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, isSmppdError, SmppdError } from '../core/errors.js';
 import type { NewIdempotencyKey } from '../store/idempotency.js';
-import type { MessageIntake, NewBatch, NewMessage } from '../store/intake.js';
+import type { MessageIntake, NewBatch, NewMessage, NewSchedule } from '../store/intake.js';
 import type { QueueRoom, Reservation } from './queue-room.js';
 
 export interface BulkWriterParts {
@@ -23,7 +23,7 @@ export interface BulkWriterParts {
   partsPerMessage: number;
   batch: NewBatch;
   /** The job's client, and its schedule if it has one (`SendCommon`'s). */
-  common: { client: string; schedule?: { runAt: number; repeat: string | null } };
+  common: { client: string; schedule?: Omit<NewSchedule, 'client'> };
   onAccepted: () => void;
   /** After each commit: the messages stored (their route and upstream are counted). */
   onStored?: (messages: readonly NewMessage[]) => void;
@@ -132,7 +132,7 @@ export class BulkWriter {
       const s = this.#o.common.schedule;
       const accepted = await this.#o.store.accept({
         messages, now, batch: this.#o.batch, ...(this.#key ? { idempotencyKey: this.#key } : {}),
-        ...(s ? { schedule: { client: this.#o.common.client, runAt: s.runAt, repeat: s.repeat } } : {}),
+        ...(s ? { schedule: { client: this.#o.common.client, ...s } } : {}),
       });
       this.#batchId = accepted.batchId;
       this.#scheduleId = accepted.scheduleId;

@@ -6,6 +6,8 @@
  * is in `store.ts`.
  */
 
+import type { Recurrence } from '../core/recurrence.js';
+
 export type BatchState = 'active' | 'paused' | 'aborted';
 export type ScheduleState = 'scheduled' | 'released' | 'cancelled';
 
@@ -22,19 +24,29 @@ export interface Batch {
   processed: number;
   pending: number;
   createdAt: number;
+  /** The schedule that holds it, or whose past run it was (a recurring schedule). */
   scheduleId: number | null;
 }
 
+/**
+ * A schedule. A recurring one (`repeat`) holds the batch of its next run (`batchId`, `runAt`)
+ * and stays scheduled until its last run is released; each run is a batch of its own.
+ */
 export interface Schedule {
   id: number;
   client: string;
+  /** The batch its next (or its only) run releases. */
   batchId: number;
+  /** When that run is released. */
   runAt: number;
-  repeat: string | null;
+  /** The series; null for a schedule of one run. */
+  repeat: Recurrence | null;
   state: ScheduleState;
-  /** When it was released: its time came, or a send-now; null while scheduled or once cancelled. */
-  releasedAt: number | null;
   createdAt: number;
+  /** Runs released so far (send-now included). */
+  runs: number;
+  /** When the last run was released; null before the first. */
+  lastRunAt: number | null;
 }
 
 export interface BatchesAndSchedules {

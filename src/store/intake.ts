@@ -4,6 +4,7 @@
  * contract every role shares (commits, times) is in `store.ts`.
  */
 
+import type { Recurrence } from '../core/recurrence.js';
 import type { NewIdempotencyKey } from './idempotency.js';
 
 /** One submit_sm body as composed at accept time (the concatenation reference is fixed then). */
@@ -73,8 +74,10 @@ export interface NewSchedule {
   client: string;
   /** When the schedule releases its messages. */
   runAt: number;
-  /** The repeat setting as the client sent it (stored, echoed; not interpreted yet). */
+  /** The repeat as the API normalised it (stored with the schedule); null: none. */
   repeat: string | null;
+  /** The series when the schedule repeats (`repeat`): its first run is `runAt`. */
+  recurrence?: Recurrence;
 }
 
 export interface AcceptRequest {

@@ -3,6 +3,7 @@
  * PostgreSQL: 0/1 integers, times in milliseconds), and their conversion to the store's types.
  * SQL stays in each store; the few selects here are written in the SQL both dialects share.
  */
+import type { RepeatEvery } from '../core/recurrence.js';
 import type { DeliveryStatus } from '../sms/status.js';
 import type { Batch, BatchState, Schedule, ScheduleState } from './batches.js';
 import type { ClaimedMessage, PartState } from './claims.js';
@@ -36,8 +37,16 @@ export interface ScheduleRow {
   run_at: number;
   repeat: string | null;
   state: ScheduleState;
-  released_at: number | null;
   created_at: number;
+  /** The series of a recurring schedule (`rules/recurrence.ts`); every is null for one run. */
+  every: RepeatEvery | null;
+  max_runs: number | null;
+  until_at: number | null;
+  zone: string | null;
+  /** The first run: its wall time in `zone` is the series'. */
+  anchor_at: number | null;
+  runs: number;
+  last_run_at: number | null;
 }
 
 export interface MessageRow {
@@ -109,12 +118,16 @@ export interface MessageState<M extends MessageStatusRow = MessageStatusRow, P e
   parts: P[];
 }
 
-/** Batches with their schedule: every read of a batch goes through this. */
+/**
+ * Batches with their schedule: every read of a batch goes through this. A past run of a recurring
+ * schedule still names its schedule (`b.schedule_id`), with no schedule state: its run was released.
+ */
 export const BATCH_SELECT = `SELECT b.id, b.client, b.sender_id, b.req_type, b.message_type, b.campaign_name, b.state,
-  b.total, b.processed, b.created_at, s.id AS schedule_id, s.state AS schedule_state
+  b.total, b.processed, b.created_at, COALESCE(s.id, b.schedule_id) AS schedule_id, s.state AS schedule_state
   FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id`;
 
-export const SCHEDULE_SELECT = 'SELECT id, client, batch_id, run_at, repeat, state, released_at, created_at FROM schedules';
+export const SCHEDULE_SELECT = `SELECT id, client, batch_id, run_at, repeat, state, created_at,
+  every, max_runs, until_at, zone, anchor_at, runs, last_run_at FROM schedules`;
 
 export function toBatch(r: BatchRow): Batch {
   return {
@@ -139,10 +152,11 @@ export function toSchedule(r: ScheduleRow): Schedule {
     client: r.client,
     batchId: r.batch_id,
     runAt: r.run_at,
-    repeat: r.repeat,
+    repeat: r.every === null ? null : { every: r.every, count: r.max_runs, until: r.until_at, zone: r.zone ?? 'UTC' },
     state: r.state,
-    releasedAt: r.released_at,
     createdAt: r.created_at,
+    runs: r.runs,
+    lastRunAt: r.last_run_at,
   };
 }
 

@@ -49,7 +49,7 @@ function statusEvent(
 }
 
 /** The SUBMITTED event of a message just accepted (no part names it: the whole message was stored). */
-export function submittedEvent(m: NewMessage, batchId: number | null, at: number): StatusEventPayload {
+export function submittedEvent(m: Pick<NewMessage, 'id' | 'destination'> & { parts: { length: number } }, batchId: number | null, at: number): StatusEventPayload {
   return statusEvent({ id: m.id, destination: m.destination, batch_id: batchId }, 'SUBMITTED', null, undefined, m.parts.length, null, at);
 }
 

@@ -39,7 +39,7 @@ const call = (method: string, path: string) => fetch(`http://127.0.0.1:${r.d.htt
   method, headers: { authorization: `Bearer ${TOKENS.app}` },
 });
 
-type ScheduleEntry = { id: number; batchId: number; state: string; time: string; releasedAt: string | null };
+type ScheduleEntry = { id: number; batchId: number; state: string; time: string; lastRun: string | null };
 async function schedules(): Promise<ScheduleEntry[]> {
   return await (await call('GET', '/sms/listSchedule')).json() as ScheduleEntry[];
 }
@@ -50,12 +50,12 @@ describe('sendSms delay', () => {
     const res = await r.post('/sms/sendSms', { senderId: 'Routing', destinationNumber: '447700900001', message: 'later', messageType: 'TEXT', delay: 1.2 });
     expect(res.status, await res.clone().text()).toBe(200);
     const [listed] = await schedules();
-    expect(listed).toMatchObject({ state: 'scheduled', releasedAt: null });
+    expect(listed).toMatchObject({ state: 'scheduled', lastRun: null });
     expect(Date.parse(listed!.time) - before).toBeGreaterThanOrEqual(1_200);
     await until(() => at.has('447700900001'), 10_000, 'the delayed message at the SMSC');
     expect(at.get('447700900001')! - before).toBeGreaterThanOrEqual(1_200);
     const [released] = await schedules();
-    expect(released).toMatchObject({ state: 'released', releasedAt: expect.any(String) });
+    expect(released).toMatchObject({ state: 'released', lastRun: expect.any(String) });
   });
 
   it('can be sent now, or aborted: its batch is then aborted and its message FAILED', async () => {
@@ -65,11 +65,11 @@ describe('sendSms delay', () => {
     };
     const now = await send('447700900002');
     const sent = await call('POST', `/sms/send-now?scheduleId=${now.schedule.id}`);
-    expect(await sent.json()).toMatchObject({ id: now.schedule.id, state: 'released', releasedAt: expect.any(String) });
+    expect(await sent.json()).toMatchObject({ id: now.schedule.id, state: 'released', lastRun: expect.any(String) });
     await until(() => at.has('447700900002'), 10_000, 'the released message at the SMSC');
 
     const aborted = await send('447700900003');
-    expect(await (await call('DELETE', `/sms/abort/schedule?scheduleId=${aborted.schedule.id}`)).json()).toMatchObject({ state: 'cancelled', releasedAt: null });
+    expect(await (await call('DELETE', `/sms/abort/schedule?scheduleId=${aborted.schedule.id}`)).json()).toMatchObject({ state: 'cancelled', lastRun: null });
     const batch = await (await call('GET', `/sms/edit?batch_Id=${aborted.schedule.batchId}`)).json();
     expect(batch).toMatchObject({ state: 'aborted', active: false });
     expect(await r.status(aborted.id)).toBe('FAILED');

@@ -4,6 +4,7 @@
  * which smppd defines. Times: §2.4's createdOn is an ISO 8601 date-time without zone, written in
  * UTC; the shapes smppd defines use ISO 8601 UTC with the Z.
  */
+import type { RepeatEvery } from '../../core/recurrence.js';
 import type { Batch, BatchState, Schedule, ScheduleState } from '../../store/batches.js';
 import type { MessageView } from '../../store/status-reads.js';
 import type { DeliveryStatus } from '../../sms/status.js';
@@ -67,17 +68,31 @@ export interface ScheduleEntry {
   /** Pass as scheduleId. */
   id: number;
   batchId: number;
-  /** scheduled → released (send-now, or its time came) | cancelled (abort/schedule). */
+  /** scheduled → released (send-now, or its time came) | cancelled (abort/schedule); a recurring one is scheduled until its last run. */
   state: ScheduleState;
-  /** When it releases its messages (as planned; a send-now does not change it). */
+  /** When it releases its messages: a recurring schedule's next run. */
   time: string;
-  repeat: string | null;
-  /** When it was released: its time came, or a send-now. Null while scheduled and once cancelled. */
-  releasedAt: string | null;
+  /** The series, normalised; null for a schedule of one run. */
+  repeat: ScheduleRepeat | null;
+  /** Runs released so far (send-now included). */
+  runs: number;
+  /** When the last run was released; null before the first. */
+  lastRun: string | null;
   senderId: string | null;
   campaignName: string | null;
   total: number | null;
   createdAt: string;
+}
+
+/** A recurring schedule's series (docs/api.md, "Recurring schedules"). */
+export interface ScheduleRepeat {
+  every: RepeatEvery;
+  /** Runs in all, the first included; null: until aborted (or until). */
+  count: number | null;
+  /** No run after this instant (UTC); null: none. */
+  until: string | null;
+  /** The zone whose local time the runs keep. */
+  gmt: string;
 }
 
 export function scheduleEntry(s: Schedule, batch: Batch | undefined): ScheduleEntry {
@@ -86,8 +101,9 @@ export function scheduleEntry(s: Schedule, batch: Batch | undefined): ScheduleEn
     batchId: s.batchId,
     state: s.state,
     time: isoUtc(s.runAt),
-    repeat: s.repeat,
-    releasedAt: s.releasedAt === null ? null : isoUtc(s.releasedAt),
+    repeat: s.repeat && { every: s.repeat.every, count: s.repeat.count, until: s.repeat.until === null ? null : isoUtc(s.repeat.until), gmt: s.repeat.zone },
+    runs: s.runs,
+    lastRun: s.lastRunAt === null ? null : isoUtc(s.lastRunAt),
     senderId: batch?.senderId ?? null,
     campaignName: batch ? (batch.campaignName ?? '') : null,
     total: batch?.total ?? null,

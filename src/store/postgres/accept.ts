@@ -14,6 +14,7 @@ import {
 import { submittedEvent } from '../status-events.js';
 import type { Queryable, Tx } from './db.js';
 import { recordKeys } from './idempotency.js';
+import { startSeries } from './recurrence.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { writeNewMessageEvents } from './outbox.js';
 
@@ -91,6 +92,7 @@ async function resolveTarget(tx: Tx, spaces: LockSpaces, request: AcceptRequest)
       `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES ($1, $2, $3, $4, 'scheduled', $5, $5) RETURNING id`,
       [schedule.client, id, schedule.runAt, schedule.repeat, now],
     );
+    await startSeries(tx, scheduled!.id, schedule);
     return newBatchTarget(id, scheduled!.id, spacing !== null);
   }
   if (batchId !== undefined) return existingBatch(tx, spaces, batchId, request.messages[0]?.client);

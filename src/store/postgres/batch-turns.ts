@@ -12,7 +12,7 @@ import { lockBatchGate, type LockSpaces } from './locks.js';
 /** As SQLite's version 15, plus an index that walks a batch's messages in order. */
 export const PG_BATCH_TURNS_MIGRATION: Migration = {
   version: 15,
-  name: 'spaced batches and schedule release times',
+  name: 'spaced batches',
   sql: `
 ALTER TABLE batches ADD COLUMN spacing_ms BIGINT;
 ALTER TABLE batches ADD COLUMN turns_through BIGINT NOT NULL DEFAULT 0;
@@ -20,8 +20,6 @@ ALTER TABLE batches ADD COLUMN next_turn_at BIGINT;
 ALTER TABLE batches ADD COLUMN turn_waits SMALLINT NOT NULL DEFAULT 0;
 CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
 CREATE INDEX messages_batch_seq ON messages (batch_id, seq) WHERE batch_id IS NOT NULL AND processed = 0;
-ALTER TABLE schedules ADD COLUMN released_at BIGINT;
-UPDATE schedules SET released_at = updated_at WHERE state = 'released';
 `,
 };
 

@@ -14,6 +14,7 @@ import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit
 import type { Queryable, Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 import { failWhere } from './part-status.js';
+import { continueSeries } from './recurrence.js';
 
 const BY_ID_SQL = `${BATCH_SELECT} WHERE b.id = $1 AND b.client = $2`;
 
@@ -71,7 +72,7 @@ export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promi
   let released = 0;
   for (const candidate of due) {
     await lockBatchGate(tx, spaces, candidate.batch_id);
-    const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND state = 'scheduled'`, [candidate.id]);
+    const row = await tx.row<ScheduleRow>(`${SCHEDULE_SELECT} WHERE id = $1 AND state = 'scheduled' AND batch_id = $2`, [candidate.id, candidate.batch_id]);
     if (!row) continue;
     await changeSchedule(tx, row, 'released', now);
     released++;
@@ -81,7 +82,7 @@ export async function releaseDue(tx: Tx, spaces: LockSpaces, now: number): Promi
 
 /** With the batch's gate held. A cancelled schedule aborts its batch: its messages will never go. */
 async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'cancelled', now: number): Promise<void> {
-  await tx.run('UPDATE schedules SET state = $1, released_at = $2, updated_at = $3 WHERE id = $4', [state, state === 'released' ? now : null, now, row.id]);
+  await tx.run('UPDATE schedules SET state = $1, updated_at = $2 WHERE id = $3', [state, now, row.id]);
   if (state === 'cancelled') {
     await refreshHeld(tx, row.batch_id, 1);
     await failQueued(tx, row.batch_id, REASON_SCHEDULE_CANCELLED, now);
@@ -90,6 +91,7 @@ async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'can
   }
   const batch = await tx.row<{ state: BatchState }>('SELECT state FROM batches WHERE id = $1', [row.batch_id]);
   await refreshHeld(tx, row.batch_id, heldBy(batch?.state ?? 'active', state));
+  await continueSeries(tx, row, now);
 }
 
 /**

@@ -1,9 +1,7 @@
 /**
- * The schema of the PostgreSQL store, as numbered migrations recorded in `schema_migrations`.
- * `migrate` applies those the schema has not seen, in order, in one transaction, under an
- * advisory lock of the schema: several instances that start at once apply each migration once
- * (the others wait, then find it applied). A migration is never edited once released; a change
- * is a new one.
+ * The schema of the PostgreSQL store, as numbered migrations recorded in `schema_migrations`,
+ * which `migrate` (`migrate.ts`) applies. A migration is never edited once released; a change is
+ * a new one.
  *
  * The tables are those of the SQLite store (`../sqlite/migrations.ts`: version 1 here is its
  * version 3, version 2 its version 4; versions 3 and 4 are PostgreSQL's own) with
@@ -11,13 +9,13 @@
  * BIGINT milliseconds, and what several instances need besides: who holds an inflight part and
  * until when (`parts.claimed_by`, `parts.lease_until`), who leased an event (`outbox.leased_by`).
  */
-import type pg from 'pg';
-import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import type { Migration } from '../rules/migrations.js';
 import { PG_ADMIN_MIGRATION } from './admin.js';
 import { PG_BATCH_TURNS_MIGRATION } from './batch-turns.js';
 import { PG_EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { PG_RECORDS_MIGRATION } from './message-records.js';
+import { PG_RECURRENCE_MIGRATION } from './recurrence.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -354,42 +352,8 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
   PG_RECORDS_MIGRATION,
   PG_EVENT_DELIVERIES_MIGRATION,
   PG_BATCH_TURNS_MIGRATION,
+  PG_RECURRENCE_MIGRATION,
 ];
-
-/** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */
-export const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('smppd.migrate:' || $1, 0))";
-
-/**
- * Creates the schema when missing and applies the migrations it has not seen, in one transaction
- * on `client`, holding the schema's migration lock; returns the versions applied. `client`'s
- * search_path names the schema.
- */
-export async function migrate(client: pg.ClientBase, schema: string, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number[]> {
-  await client.query('BEGIN');
-  try {
-    await client.query(MIGRATION_LOCK_SQL, [schema]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version    INTEGER PRIMARY KEY,
-      name       TEXT    NOT NULL,
-      applied_at BIGINT  NOT NULL
-    )`);
-    const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
-    const pending = pendingMigrations(rows[0]?.v ?? 0, migrations);
-    const applied: number[] = [];
-    for (const m of pending) {
-      await client.query(m.sql);
-      // applied_at is the database's time: a note for operators, read by nothing.
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)", [m.version, m.name]);
-      applied.push(m.version);
-    }
-    await client.query('COMMIT');
-    return applied;
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  }
-}
 
 /** A schema name as smppd accepts it (the config's rule): lower-case letters, digits and _, at most 63. */
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

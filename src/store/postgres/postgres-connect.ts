@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { asStoreError, sessionOptions, TYPES } from './db.js';
 import { InstanceLock, lockSpaces } from './locks.js';
-import { migrate } from './migrations.js';
+import { migrate } from './migrate.js';
 import { checkedOptions, type PostgresStoreOptions } from './postgres-store-options.js';
 import type { InstanceContext } from './submit.js';
 

@@ -9,6 +9,7 @@ import {
 import { submittedEvent } from '../status-events.js';
 import { recordKey } from './idempotency.js';
 import { writeStatusEvent } from './outbox.js';
+import { startSeries } from './recurrence.js';
 import type { Sql } from './sql.js';
 
 export function accept(sql: Sql, request: AcceptRequest): Accepted {
@@ -45,6 +46,7 @@ function resolveTarget(sql: Sql, request: AcceptRequest): AcceptTarget {
       `INSERT INTO schedules (client, batch_id, run_at, repeat, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'scheduled', ?, ?)`,
       schedule.client, id, schedule.runAt, schedule.repeat, now, now,
     );
+    startSeries(sql, scheduled.lastInsertRowid, schedule);
     return newBatchTarget(id, Number(scheduled.lastInsertRowid), spacing !== null);
   }
   if (batchId !== undefined) return appendTarget(batchId, request.messages[0]?.client, sql.get<AppendedBatchRow>(APPENDED_BATCH_SQL, batchId));

@@ -10,20 +10,17 @@ import type { Sql } from './sql.js';
 /**
  * A batch's spacing and how far its turns have gone: `turns_through` is the `seq` of the last
  * message released (0: none yet), `next_turn_at` when the next may go (NULL: none left, or not
- * spaced). A schedule records when it was released (`released_at`; the time it came due, or a
- * send-now). Schedules released before this version take their last change as that time.
+ * spaced), `turn_waits` whether the message released last was still queued at its turn's end.
  */
 export const BATCH_TURNS_MIGRATION: Migration = {
   version: 15,
-  name: 'spaced batches and schedule release times',
+  name: 'spaced batches',
   sql: `
 ALTER TABLE batches ADD COLUMN spacing_ms INTEGER;
 ALTER TABLE batches ADD COLUMN turns_through INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN next_turn_at INTEGER;
 ALTER TABLE batches ADD COLUMN turn_waits INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
-ALTER TABLE schedules ADD COLUMN released_at INTEGER;
-UPDATE schedules SET released_at = updated_at WHERE state = 'released';
 `,
 };
 

@@ -8,6 +8,7 @@ import { BATCH_SELECT, SCHEDULE_SELECT, toBatch, toSchedule, type BatchRow, type
 import { checkBatchTransition, checkScheduleTransition, heldBy } from '../rules/batches.js';
 import { REASON_BATCH_ABORTED, REASON_SCHEDULE_CANCELLED } from '../rules/submit.js';
 import { failParts, PART_SELECT } from './part-status.js';
+import { continueSeries } from './recurrence.js';
 import type { Sql } from './sql.js';
 
 export function getBatch(sql: Sql, client: string, batchId: number): Batch | undefined {
@@ -59,7 +60,7 @@ export function releaseDue(sql: Sql, now: number): number {
 
 /** A cancelled schedule aborts its batch: its messages will never go, and the list says so. */
 function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancelled', now: number): void {
-  sql.run('UPDATE schedules SET state = ?, released_at = ?, updated_at = ? WHERE id = ?', state, state === 'released' ? now : null, now, row.id);
+  sql.run('UPDATE schedules SET state = ?, updated_at = ? WHERE id = ?', state, now, row.id);
   if (state === 'cancelled') {
     sql.run("UPDATE batches SET state = 'aborted', updated_at = ? WHERE id = ? AND state <> 'aborted'", now, row.batch_id);
     refreshHeld(sql, row.batch_id, 1);
@@ -68,6 +69,7 @@ function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancell
   }
   const batch = sql.get<{ state: BatchState }>('SELECT state FROM batches WHERE id = ?', row.batch_id);
   refreshHeld(sql, row.batch_id, heldBy(batch?.state ?? 'active', state));
+  continueSeries(sql, row, now);
 }
 
 /**

@@ -1,16 +1,14 @@
 /**
- * The schema of the SQLite store, as numbered migrations. `migrate` applies those the file has
- * not seen, in order, in one transaction at open, and records each in `schema_migrations`: a
- * crash half-way leaves the file as it was. A migration is never edited once released; a change
- * is a new one.
+ * The schema of the SQLite store, as numbered migrations, which `migrate` (`migrate.ts`)
+ * applies. A migration is never edited once released; a change is a new one.
  */
-import type Database from 'better-sqlite3';
-import { pendingMigrations, type Migration } from '../rules/migrations.js';
+import type { Migration } from '../rules/migrations.js';
 import { ADMIN_MIGRATION } from './admin.js';
 import { BATCH_TURNS_MIGRATION } from './batch-turns.js';
 import { EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { RECORDS_MIGRATION } from './message-records.js';
+import { RECURRENCE_MIGRATION } from './recurrence.js';
 
 /**
  * Notes on migration 1:
@@ -375,26 +373,5 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_
 `,
   },
   IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION, BATCH_TURNS_MIGRATION,
+  RECURRENCE_MIGRATION,
 ];
-
-/** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */
-export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER PRIMARY KEY,
-    name       TEXT    NOT NULL,
-    applied_at INTEGER NOT NULL
-  )`);
-  const apply = db.transaction((): number[] => {
-    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
-    const pending = pendingMigrations(row.v ?? 0, migrations);
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    const applied: number[] = [];
-    for (const m of pending) {
-      db.exec(m.sql);
-      record.run(m.version, m.name, now);
-      applied.push(m.version);
-    }
-    return applied;
-  });
-  return apply.immediate();
-}

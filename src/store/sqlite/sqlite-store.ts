@@ -36,7 +36,7 @@ import { GroupCommit, type GroupCommitStats } from './group-commit.js';
 import { findKey, finishKey, pruneKeys, releasePendingKeys } from './idempotency.js';
 import { expireInboundParts, recordInboundPart } from './inbound-parts.js';
 import { dropRecords, pendingRecords, takeRecords } from './message-records.js';
-import { migrate } from './migrations.js';
+import { migrate } from './migrate.js';
 import { recordInbound } from './outbox.js';
 import { counts, getMessage, messageTimes, queueDepth, type MessageTimes } from './reads.js';
 import { applyReceipt, pruneParked } from './receipts.js';

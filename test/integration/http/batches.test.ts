@@ -118,7 +118,7 @@ describe('scheduled campaigns (§3.4)', () => {
     const { scheduleId } = await schedule();
     const list = (await call('GET', '/sms/listSchedule')).json();
     expect(list).toEqual([{
-      id: scheduleId, batchId: expect.any(Number), state: 'scheduled', time: '2026-01-05T08:00:00.000Z', repeat: null, releasedAt: null,
+      id: scheduleId, batchId: expect.any(Number), state: 'scheduled', time: '2026-01-05T08:00:00.000Z', repeat: null, runs: 0, lastRun: null,
       senderId: 'MyBrand', campaignName: '', total: 1, createdAt: '2026-01-01T00:00:00.000Z',
     }]);
     expect((await call('GET', '/sms/listSchedule', TOKENS.other)).json()).toEqual([]);
@@ -128,7 +128,7 @@ describe('scheduled campaigns (§3.4)', () => {
     const { scheduleId } = await schedule();
     const res = await call('POST', `/sms/send-now?scheduleId=${scheduleId}`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ id: scheduleId, state: 'released', time: '2026-01-05T08:00:00.000Z', releasedAt: '2026-01-01T00:00:00.000Z' });
+    expect(res.json()).toMatchObject({ id: scheduleId, state: 'released', time: '2026-01-05T08:00:00.000Z', runs: 1, lastRun: '2026-01-01T00:00:00.000Z' });
     expectError(await call('POST', `/sms/send-now?scheduleId=${scheduleId}`), 400, 'INVALID_STATE', `schedule ${scheduleId} is released: only scheduled campaigns can be sent now`);
     expectError(await call('DELETE', `/sms/abort/schedule?scheduleId=${scheduleId}`), 400, 'INVALID_STATE', 'only scheduled campaigns can be cancelled');
   });
@@ -152,7 +152,7 @@ describe('scheduled campaigns (§3.4)', () => {
   it('abort/schedule cancels it and its message becomes FAILED', async () => {
     const { scheduleId, messageId } = await schedule();
     const res = await call('DELETE', `/sms/abort/schedule?scheduleId=${scheduleId}`);
-    expect(res.json()).toMatchObject({ id: scheduleId, state: 'cancelled', releasedAt: null });
+    expect(res.json()).toMatchObject({ id: scheduleId, state: 'cancelled', runs: 0, lastRun: null });
     expect((await call('GET', `/sms/status/${messageId}`)).json()).toMatchObject({ status: 'FAILED', reason: 'schedule cancelled' });
     const { batchId } = (await call('GET', '/sms/listSchedule')).json()[0];
     expect((await call('GET', `/sms/edit?batch_Id=${batchId}`)).json()).toMatchObject({ state: 'aborted', active: false });

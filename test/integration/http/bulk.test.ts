@@ -130,7 +130,8 @@ describe('POST /sms/sendbulk accepts', () => {
     const res = await upload(bulkForm({ ...request, schedule: true, time: '2026-01-03 09:00:00', gmt: '-05:00', repeat: 'DAILY' }, '447700900001\n'));
     expect(res.statusCode, res.body).toBe(200);
     const schedules = (await h.app.inject({ method: 'GET', url: '/sms/listSchedule', headers: bearer() })).json();
-    expect(schedules).toEqual([expect.objectContaining({ batchId: Number(res.json().bulkSessionId), state: 'scheduled', time: '2026-01-03T14:00:00.000Z', repeat: 'DAILY' })]);
+    expect(schedules).toEqual([expect.objectContaining({ batchId: Number(res.json().bulkSessionId), state: 'scheduled', time: '2026-01-03T14:00:00.000Z',
+      repeat: { every: 'DAILY', count: null, until: null, gmt: '-05:00' } })]);
   });
 });
 

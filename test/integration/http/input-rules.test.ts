@@ -62,7 +62,7 @@ describe('senderId follows what SMPP and networks carry', () => {
 });
 
 describe('free text has a length and a character rule', () => {
-  const fields: Array<[string, number]> = [['campaignName', 255], ['peId', 64], ['templateId', 64], ['telemarketerId', 64], ['repeat', 64], ['gmt', 64], ['time', 32]];
+  const fields: Array<[string, number]> = [['campaignName', 255], ['peId', 64], ['templateId', 64], ['telemarketerId', 64], ['gmt', 64], ['time', 32]];
   for (const [field, max] of fields) {
     it(`${field}: at most ${max} characters, no control, bidirectional or lone surrogate characters`, async () => {
       for (const [value, text] of [
@@ -85,7 +85,7 @@ describe('free text has a length and a character rule', () => {
   }
 
   it('takes the longest value and any printable Unicode, emoji pairs included', async () => {
-    const res = await sendSms({ ...valid, campaignName: `Été — 春 😀 ${'x'.repeat(240)}`, peId: 'p'.repeat(64), templateId: '1107160000000000000', repeat: 'DAILY' });
+    const res = await sendSms({ ...valid, campaignName: `Été — 春 😀 ${'x'.repeat(240)}`, peId: 'p'.repeat(64), templateId: '1107160000000000000' });
     expect(res.statusCode, res.body).toBe(200);
     expect(h.acceptedMessages.at(-1)?.campaignName).toBe(`Été — 春 😀 ${'x'.repeat(240)}`);
   });
@@ -120,7 +120,7 @@ describe('/openapi.json', () => {
       const p = doc.components.schemas[schema]!.properties;
       expect(p.senderId).toMatchObject({ maxLength: 15, description: expect.stringContaining('11 at most of A–Z a–z 0–9') });
       expect(JSON.stringify(p.campaignName)).toContain('"maxLength":255');
-      for (const field of ['campaignName', 'peId', 'templateId', 'telemarketerId', 'time', 'gmt', 'repeat']) {
+      for (const field of ['campaignName', 'peId', 'templateId', 'telemarketerId', 'time', 'gmt']) {
         expect(String(p[field]!.description), `${schema}.${field}`).toContain('no control characters');
       }
       expect(String(p.message!.description)).toContain('unpaired one is refused');

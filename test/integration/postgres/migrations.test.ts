@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
-import { migrate, PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
+import { migrate } from '../../../src/store/postgres/migrate.js';
+import { PG_MIGRATIONS } from '../../../src/store/postgres/migrations.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 import { describePg, PG_URL, pgSchema, type PgSchema } from './pg-store.js';
 
@@ -47,7 +48,7 @@ describePg('PostgresStore migrations and instances', () => {
         { version: 8, name: 'inbound parts by concatenation scheme' }, { version: 9, name: 'routes and failover' },
         { version: 10, name: 'idempotency keys' }, { version: 11, name: 'upstream suspensions and message search' },
         { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' },
-        { version: 15, name: 'spaced batches and schedule release times' }]);
+        { version: 15, name: 'spaced batches' }, { version: 16, name: 'recurring schedules' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled', 'message_records', 'event_deliveries']) {

@@ -116,15 +116,15 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         messages: [newMessage('later')], batch: bulk, schedule: { client: 'acme', runAt: 5_000, repeat: null }, now: 2,
       });
       expect(await t.store.listSchedules('acme')).toEqual([
-        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', releasedAt: null, createdAt: 2 },
-        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', releasedAt: null, createdAt: 1 },
+        { id: laterId, client: 'acme', batchId: expect.any(Number), runAt: 5_000, repeat: null, state: 'scheduled', createdAt: 2, runs: 0, lastRunAt: null },
+        { id: scheduleId, client: 'acme', batchId, runAt: 1_000, repeat: null, state: 'scheduled', createdAt: 1, runs: 0, lastRunAt: null },
       ]);
       expect(await t.store.claim('up1', 2_000, 10)).toEqual([]);
       expect(await t.store.releaseDue(999)).toBe(0);
       expect(await t.store.releaseDue(1_000)).toBe(1);
       expect(ids(await t.store.claim('up1', 1_001, 10))).toEqual(['s1', 's2']);
       expect(await t.store.releaseDue(1_002)).toBe(0);
-      expect((await t.store.listSchedules('acme')).map((s) => [s.state, s.releasedAt])).toEqual([['scheduled', null], ['released', 1_000]]);
+      expect((await t.store.listSchedules('acme')).map((s) => [s.state, s.lastRunAt])).toEqual([['scheduled', null], ['released', 1_000]]);
       // messages appended to a released schedule's batch go at once
       await t.store.accept({ messages: [newMessage('s3')], batchId: batchId!, now: 1_003 });
       expect(ids(await t.store.claim('up1', 1_004, 10))).toEqual(['s3']);
@@ -135,7 +135,7 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         messages: [newMessage('s1')], batch: bulk, schedule: { client: 'acme', runAt: 9_999, repeat: null }, now: 1,
       });
       await t.store.setBatchState('acme', batchId!, 'paused', 2);
-      expect(await t.store.setScheduleState('acme', scheduleId!, 'released', 3)).toMatchObject({ id: scheduleId, state: 'released', runAt: 9_999, releasedAt: 3 });
+      expect(await t.store.setScheduleState('acme', scheduleId!, 'released', 3)).toMatchObject({ id: scheduleId, state: 'released', runAt: 9_999, runs: 1, lastRunAt: 3 });
       expect(await t.store.claim('up1', 4, 10)).toEqual([]);
       await t.store.setBatchState('acme', batchId!, 'active', 5);
       expect(ids(await t.store.claim('up1', 6, 10))).toEqual(['s1']);
@@ -210,6 +210,25 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         await t.store.setScheduleState('acme', scheduleId!, 'released', 3_000);
         expect(await t.store.releaseTurns(3_000)).toBe(4_000);
         expect(ids(await t.store.claim('up1', 3_001, 10))).toEqual(['a']);
+      });
+
+      it('the next run of a recurring spaced batch is spaced too, its turns from its own release', async () => {
+        const day = 86_400_000;
+        await t.store.accept({
+          messages: ['a', 'b'].map((n) => newMessage(n)), batch: { ...bulk, spacingMs: 1_000 }, now: 1_000,
+          schedule: { client: 'acme', runAt: 10_000, repeat: 'DAILY', recurrence: { every: 'DAILY', count: null, until: null, zone: 'UTC' } },
+        });
+        expect(await t.store.releaseDue(10_000)).toBe(1);
+        expect(await t.store.releaseTurns(10_000)).toBe(11_000);
+        expect(ids(await t.store.claim('up1', 10_001, 10))).toEqual(['a']);
+        expect(await t.store.releaseDue(10_000 + day)).toBe(1);
+        await t.store.releaseTurns(10_000 + day);
+        // b's turn (the first run's) and the second run's first message, a copy of a; not the copy of b
+        const next = ids(await t.store.claim('up1', 10_001 + day, 10));
+        expect(next).toHaveLength(2);
+        expect(next[0]).toBe('b');
+        expect(['a', 'b']).not.toContain(next[1]);
+        expect(await t.store.claim('up1', 10_002 + day, 10)).toEqual([]);
       });
     });
 

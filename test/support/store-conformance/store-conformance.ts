@@ -15,6 +15,7 @@ import { describeInboundParts } from './inbound-parts.js';
 import { describeMessageRecords } from './message-records.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
+import { describeRecurringSchedules } from './recurrence.js';
 import { describeRerouting } from './rerouting.js';
 import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
@@ -23,6 +24,7 @@ import { describeSubmitAndReceipts } from './submit-receipts.js';
 export function describeStoreConformance(factory: StoreFactory): void {
   describeAcceptAndClaim(factory);
   describeBatchesAndSchedules(factory);
+  describeRecurringSchedules(factory);
   describeSubmitAndReceipts(factory);
   describeParkedReceipts(factory);
   describeEventDelivery(factory);

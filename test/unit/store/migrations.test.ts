@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSmppdError } from '../../../src/core/errors.js';
-import { MIGRATIONS, migrate } from '../../../src/store/sqlite/migrations.js';
+import { migrate } from '../../../src/store/sqlite/migrate.js';
+import { MIGRATIONS } from '../../../src/store/sqlite/migrations.js';
 import { newMessage, partBody, storeFolder, type StoreFolder } from '../../support/sqlite-store.js';
 
 /** The newest version: the list may skip a number that another change holds, so not its length. */
@@ -22,7 +23,7 @@ describe('SqliteStore migrations and settings', () => {
       { version: 9, name: 'routes and failover' }, { version: 10, name: 'idempotency keys' },
       { version: 11, name: 'upstream suspensions and message search' },
       { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' },
-      { version: 15, name: 'spaced batches and schedule release times' },
+      { version: 15, name: 'spaced batches' }, { version: 16, name: 'recurring schedules' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)
       .map((t) => t.name);

@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrate } from '../../../src/store/sqlite/migrations.js';
+import { migrate } from '../../../src/store/sqlite/migrate.js';
 import { ParkedKeys } from '../../../src/store/sqlite/parked-keys.js';
 import { Sql } from '../../../src/store/sqlite/sql.js';
 import { StatusCache } from '../../../src/store/sqlite/status-cache.js';

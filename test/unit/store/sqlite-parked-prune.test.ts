@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
-import { migrate } from '../../../src/store/sqlite/migrations.js';
+import { migrate } from '../../../src/store/sqlite/migrate.js';
 import { applyReceipt, pruneParked } from '../../../src/store/sqlite/receipts.js';
 import { Sql } from '../../../src/store/sqlite/sql.js';
 
