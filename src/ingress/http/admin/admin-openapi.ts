@@ -117,6 +117,7 @@ const upstreamName = { name: 'name', in: 'path', required: true, schema: str, de
 export const adminPaths: Json = {
   '/admin/status': {
     get: {
+      operationId: 'getAdminStatus',
       summary: 'Upstreams, binds, queues, outboxes, store health, version and uptime (admin)',
       security,
       responses: { 200: { description: 'Now.', content: json(ref('AdminStatus')) }, ...guarded },
@@ -124,6 +125,7 @@ export const adminPaths: Json = {
   },
   '/admin/upstreams/{name}/suspend': {
     post: {
+      operationId: 'suspendUpstream',
       summary: 'Suspend an upstream: no new sends to it (its routes fail over), outstanding ones finish, binds stay up (admin)',
       description: 'Kept across restarts and applied on every instance sharing the store. Idempotent: an upstream suspended already keeps its suspension.',
       security,
@@ -137,6 +139,7 @@ export const adminPaths: Json = {
   },
   '/admin/upstreams/{name}/resume': {
     post: {
+      operationId: 'resumeUpstream',
       summary: 'Resume a suspended upstream (admin)',
       description: 'Idempotent.',
       security,
@@ -146,6 +149,7 @@ export const adminPaths: Json = {
   },
   '/admin/messages': {
     get: {
+      operationId: 'searchMessages',
       summary: 'Find messages across clients, newest first (admin)',
       security,
       parameters: [
@@ -160,6 +164,7 @@ export const adminPaths: Json = {
   },
   '/admin/messages/{id}': {
     get: {
+      operationId: 'getMessageStory',
       summary: 'The whole story of one message: parts, SMSC ids, every status change, its events (admin)',
       security,
       parameters: [{ name: 'id', in: 'path', required: true, schema: str, description: 'The message id.' }],
