@@ -258,9 +258,20 @@ const paths: Json = {
   },
 };
 
-/** The whole document; `admin`: with the admin API (the config has `admin`). */
-export function openApiDocument(o: { admin?: boolean } = {}): Json {
+/** The routes a server may leave out, and whether it serves them (default: it does, but the admin API). */
+export interface DocumentedRoutes {
+  /** The admin API and its status page (the config has `admin`). */
+  admin?: boolean;
+  /** GET /metrics on this port (not moved by metrics.listen). */
+  metrics?: boolean;
+  /** GET /readyz. */
+  readiness?: boolean;
+}
+
+/** The whole document, describing the routes this server has. */
+export function openApiDocument(o: DocumentedRoutes = {}): Json {
   const schemas = componentSchemas();
+  const served = Object.fromEntries(Object.entries(paths).filter(([path]) => (path !== '/metrics' || o.metrics !== false) && (path !== '/readyz' || o.readiness !== false)));
   return {
     openapi: '3.1.0',
     info: {
@@ -276,7 +287,7 @@ export function openApiDocument(o: { admin?: boolean } = {}): Json {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    paths: o.admin === true ? { ...paths, ...adminPaths, ...adminPagePaths } : paths,
+    paths: o.admin === true ? { ...served, ...adminPaths, ...adminPagePaths } : served,
     webhooks,
     components: {
       securitySchemes: {

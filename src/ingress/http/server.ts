@@ -146,7 +146,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     deps, auth, limitRate: rateLimitHook(auth, limiter, deps.limits.maxBodyBytes, deps.onRateLimited), serial: new KeyedSerial(),
     idempotency: { gate: new IdempotencyGate({ store: deps.store, clock: deps.clock }), keepMs: (deps.limits.idempotencyHours ?? IDEMPOTENCY_HOURS) * 3_600_000 },
   };
-  const openApi = openApiDocument({ admin: deps.admin !== undefined });
+  const openApi = openApiDocument({ admin: deps.admin !== undefined, metrics: deps.metrics !== undefined, readiness: deps.health !== undefined });
   app.get('/openapi.json', async () => openApi);
   registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {
