@@ -133,7 +133,7 @@ export const adminPaths: Json = {
       requestBody: { required: false, content: json(ref('SuspendRequest')) },
       responses: {
         200: { description: 'Suspended.', content: json(ref('AdminSuspension')) }, 400: error('VALIDATION or INVALID_JSON.'),
-        404: error('UNKNOWN_UPSTREAM.'), ...guarded,
+        404: error('UNKNOWN_UPSTREAM.'), 415: error('UNSUPPORTED_MEDIA_TYPE: a body that is not application/json.'), ...guarded,
       },
     },
   },
@@ -144,7 +144,10 @@ export const adminPaths: Json = {
       description: 'Idempotent.',
       security,
       parameters: [upstreamName],
-      responses: { 200: { description: 'Resumed.', content: json(ref('AdminSuspension')) }, 404: error('UNKNOWN_UPSTREAM.'), ...guarded },
+      responses: {
+        200: { description: 'Resumed.', content: json(ref('AdminSuspension')) }, 404: error('UNKNOWN_UPSTREAM.'),
+        415: error('UNSUPPORTED_MEDIA_TYPE: a body that is not application/json.'), ...guarded,
+      },
     },
   },
   '/admin/messages': {
