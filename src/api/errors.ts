@@ -7,7 +7,9 @@
  * `errorCode` values are stable: clients branch on them after the status, so never rename one.
  * Messages are for people and never carry a token or a header.
  */
+import type { z } from 'zod';
 import { isSmppdError, type SmppdError } from '../core/errors.js';
+import type { errorBodySchema } from './responses.js';
 
 /** Every `errorCode` the API answers, over HTTP or on the queue, with its status. README lists them. */
 export const API_ERRORS = {
@@ -15,7 +17,7 @@ export const API_ERRORS = {
   VALIDATION: 400,
   /** The body is not valid JSON (sendSms, identify, send-now; bulkRequest inside sendbulk). */
   INVALID_JSON: 400,
-  /** sendbulk: not multipart/form-data, a part missing, unknown or given twice, or a malformed body. */
+  /** sendbulk: a part missing, unknown or given twice, or a malformed multipart body. */
   INVALID_MULTIPART: 400,
   /** messageType TEXT with characters outside GSM 03.38; the message names them. */
   TEXT_NOT_GSM7: 400,
@@ -49,8 +51,10 @@ export const API_ERRORS = {
   SCHEDULE_NOT_FOUND: 404,
   /** No message with this id for this client. */
   MESSAGE_NOT_FOUND: 404,
-  /** No such path, or not with this method. */
+  /** No such path. */
   NOT_FOUND: 404,
+  /** A known path with another method; an Allow header lists the methods it takes. */
+  METHOD_NOT_ALLOWED: 405,
   /** The admin API: no upstream of this name in the configuration. */
   UNKNOWN_UPSTREAM: 404,
   /**
@@ -64,7 +68,10 @@ export const API_ERRORS = {
    * chunked body's chunk extensions are larger than the HTTP parser takes (that closes the connection).
    */
   PAYLOAD_TOO_LARGE: 413,
-  /** A Content-Type the endpoint does not take (JSON endpoints take application/json, sendbulk multipart/form-data). */
+  /**
+   * A body with a Content-Type the endpoint does not take, or with none: JSON endpoints take
+   * application/json, sendbulk multipart/form-data.
+   */
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** An Expect header other than 100-continue (RFC 9110 §10.1.1), the one expectation served. The connection is closed. */
   EXPECTATION_FAILED: 417,
@@ -110,13 +117,7 @@ const REASONS: Readonly<Record<number, string>> = {
 };
 
 /** The five-field error body (§7). */
-export interface ErrorBody {
-  status: number;
-  error: string;
-  message: string;
-  errorCode: ApiErrorCode;
-  requestUri: string;
-}
+export type ErrorBody = z.output<typeof errorBodySchema>;
 
 /** A refusal the checks and routes throw; each ingress renders it as the five-field body. */
 export class ApiError extends Error {

@@ -22,6 +22,9 @@ export const NUMBER_PROBLEMS = {
 } as const;
 export type NumberProblem = keyof typeof NUMBER_PROBLEMS;
 
+/** The rule of `checkNumber` as one JSON Schema pattern, for /openapi.json (a test holds them together). */
+export const NUMBER_PATTERN = `^[1-9][0-9]{${MIN_DIGITS - 1},${MAX_DIGITS - 1}}$`;
+
 const DIGITS = /^\d+$/;
 const SPACE = /\s/;
 

@@ -10,7 +10,7 @@ import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { DELIVERY_STATUSES } from '../sms/status.js';
 import { unpairedSurrogateAt } from '../sms/ucs2.js';
 import { ApiError } from './errors.js';
-import { NUMBER_PROBLEMS, checkNumber } from './numbers.js';
+import { NUMBER_PATTERN, NUMBER_PROBLEMS, checkNumber } from './numbers.js';
 import { repeatSchema as repeat } from './recurrence.js';
 
 /**
@@ -96,7 +96,7 @@ const senderId = str().superRefine((id, ctx) => {
 const destinationNumber = str().superRefine((n, ctx) => {
   const problem = checkNumber(n);
   if (problem !== null) ctx.addIssue({ code: 'custom', message: NUMBER_PROBLEMS[problem] });
-}).meta({ description: 'Country code plus number, digits only: no +, no 00, no spaces, no leading zero (E.164 without the +).', examples: ['447700900123'] });
+}).meta({ description: 'Country code plus number, digits only: no +, no 00, no spaces, no leading zero (E.164 without the +).', pattern: NUMBER_PATTERN, examples: ['447700900123'] });
 const message = str().min(1, { error: 'must not be empty' }).superRefine((text, ctx) => {
   const at = unpairedSurrogateAt(text);
   if (at >= 0) {
@@ -110,7 +110,7 @@ const textRule = (max: number): string => `At most ${max} characters; ${FREE_TEX
 const campaignName = freeText(FREE_TEXT_MAX.campaignName).nullish()
   .meta({ description: `Reporting label, stored with the batch and listed. ${textRule(FREE_TEXT_MAX.campaignName)}` });
 const time = freeText(FREE_TEXT_MAX.time).nullish()
-  .meta({ description: `Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true. ${textRule(FREE_TEXT_MAX.time)}` });
+  .meta({ pattern: '^(\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?)?$', description: `Scheduled local date-time 'YYYY-MM-DD HH:mm[:ss]' (or with T) in the offset gmt; needs the schedule flag true. ${textRule(FREE_TEXT_MAX.time)}` });
 const gmt = freeText(FREE_TEXT_MAX.gmt).nullish()
   .meta({ description: `Offset of time, such as +04:00 (or UTC, or an IANA zone). Default +00:00. ${textRule(FREE_TEXT_MAX.gmt)}` });
 /** sendSms's `delay`: seconds before the message goes, at most a week (a later send is a schedule). */
@@ -218,7 +218,7 @@ function utcDay(text: string): number | null {
 
 const dateBound = (description: string) => str().refine((t) => parseDateBound(t) !== null, {
   error: 'must be a date YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time with its zone',
-}).meta({ description, examples: ['2026-11-01', '2026-11-01T08:00:00+04:00'] });
+}).meta({ description, pattern: '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2}))?$', examples: ['2026-11-01', '2026-11-01T08:00:00+04:00'] });
 
 /** POST /sms/resendDlr body (API §4.1: startDate, endDate, senderId, messageStatus). */
 export const resendDlrSchema = z.strictObject({
@@ -270,6 +270,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
   throw new ApiError('VALIDATION', problems.join('; '));
 }
 
+/** An id in the query (`batch_Id`, `scheduleId`) as `toId` reads it; /openapi.json describes them by it. */
+export const queryIdSchema = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
+
 /** A whole-number id from the query (`batch_Id`, `scheduleId`); VALIDATION when missing or not one. */
 export function queryId(query: unknown, name: string): number {
   const value = (query as Record<string, unknown> | undefined)?.[name];
@@ -279,7 +282,7 @@ export function queryId(query: unknown, name: string): number {
 export function toId(value: unknown, name: string): number {
   if (value === undefined || value === '') throw new ApiError('VALIDATION', `${name}: is required`);
   const text = typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string' || !/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
+  if (typeof text !== 'string' || !/^[1-9]\d{0,15}$/.test(text) || !queryIdSchema.safeParse(Number(text)).success) {
     throw new ApiError('VALIDATION', `${name}: must be a whole number ≥ 1`);
   }
   return Number(text);

@@ -19,18 +19,20 @@
  * the same status and body.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { extname } from 'node:path';
 import { MAX_CONCURRENT_UPLOADS } from '../../config/schema.js';
 import { assertSenderAllowed, type ApiClient } from '../../api/auth.js';
 import { ApiError } from '../../api/errors.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, RequestFingerprint } from '../../api/idempotency-key.js';
+import type { bulkResponseSchema } from '../../api/responses.js';
 import { scheduleFrom, spacingMsOf } from '../../api/schedule-time.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
 import { runKeyedUpload, type KeyedUpload } from './bulk-idempotency.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
 import { DestinationList } from './destination-list.js';
-import { NumberTally, readLines, type BulkListInfo } from './number-file.js';
+import { NumberTally, readLines } from './number-file.js';
 import { UploadSlots } from './upload-slots.js';
 
 /**
@@ -45,16 +47,7 @@ const FILE_TYPES = new Set(['', '.csv', '.txt']);
 const USAGE = `sendbulk takes multipart/form-data with the parts ${FILE_PART} (a CSV or TXT file) and ${REQUEST_PART} (a JSON string)`;
 
 /** §2.3. */
-export interface BulkResponse {
-  status: 'success';
-  /** The batch id (pass as batch_Id), as a string. */
-  bulkSessionId: string;
-  /** smppd keeps no credit: always "0". */
-  credits: string;
-  /** smppd charges nothing: always "0". */
-  deductcredits: string;
-  bulkListInfo: BulkListInfo;
-}
+export type BulkResponse = z.output<typeof bulkResponseSchema>;
 
 interface Job {
   request: BulkRequest;
@@ -95,7 +88,7 @@ class BulkUpload {
 
   async run(): Promise<BulkResponse | FastifyReply> {
     const { limits } = this.ctx.deps;
-    if (!this.request.isMultipart()) throw new ApiError('INVALID_MULTIPART', USAGE);
+    if (!this.request.isMultipart()) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', USAGE);
     // Refuse a body that cannot fit before reading any of it; the file limit below catches the
     // rest (chunked uploads). The JSON limit is slack for bulkRequest and the part headers.
     const length = Number(this.request.headers['content-length']);

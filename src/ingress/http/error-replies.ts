@@ -10,6 +10,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isSmppdError } from '../../core/errors.js';
 import type { Log } from '../../core/log.js';
 import type { IdempotentResponse } from '../../store/idempotency.js';
+import type { RouteMethods } from './route-methods.js';
 import { API_ERRORS, ApiError, errorBodyAt, reasonPhrase, toApiError, type ApiErrorCode, type ErrorBody } from '../../api/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -123,6 +124,18 @@ export function errorHandler(log: Log) {
   };
 }
 
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(reply, request, new ApiError('NOT_FOUND', `no route ${request.method} ${requestPath(request)}`));
+/** A request no route took: 405 with Allow when its path is known with other methods (RFC 9110 §15.5.6), else 404. */
+export function notFoundHandler(routes: Pick<RouteMethods, 'allowed'>) {
+  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const path = requestPath(request);
+    const allowed = routes.allowed(path);
+    if (allowed.length === 0) return sendError(reply, request, new ApiError('NOT_FOUND', `no route ${request.method} ${path}`));
+    const allow = allowed.join(', ');
+    return sendError(reply, request, new ApiError('METHOD_NOT_ALLOWED', `${path} takes ${allow}, not ${request.method}`, { allow }));
+  };
+}
+
+/** A body of a Content-Type the route does not take. */
+export function unsupportedMediaType(): ApiError {
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.UNSUPPORTED_MEDIA_TYPE!);
 }

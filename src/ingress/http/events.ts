@@ -5,9 +5,11 @@
  * webhook has no events to re-push.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { MAX_RESEND_DAYS } from '../../config/schema.js';
 import type { DeadEvent } from '../../store/event-resends.js';
 import { ApiError } from '../../api/errors.js';
+import type { deadEventListSchema, deadResendResultSchema, resendDlrResultSchema } from '../../api/responses.js';
 import { deadResendSchema, parseDateBound, parseInput, resendDlrSchema } from '../../api/validation.js';
 import type { RouteContext } from './context.js';
 
@@ -17,17 +19,14 @@ const DAY_MS = 86_400_000;
 const DEAD_PAGE_DEFAULT = 100;
 const DEAD_PAGE_MAX = 1_000;
 
-export interface DeadEventEntry {
-  id: number;
-  kind: DeadEvent['kind'];
-  messageId: string | null;
-  createdAt: string;
-  diedAt: string;
-  attempts: number;
-  lastError: string | null;
-  /** The body that was being delivered. */
-  event: unknown;
-}
+/** GET /events/dead's query parameters, as they are checked and as /openapi.json describes them. */
+export const DEAD_EVENTS_QUERY = {
+  limit: z.int().min(1).meta({ description: `At most this many (default ${DEAD_PAGE_DEFAULT}; more than ${DEAD_PAGE_MAX} is ${DEAD_PAGE_MAX}).` }),
+  after: z.int().min(0).meta({ description: 'Only ids above this one (the next of the previous page). Default 0.' }),
+};
+
+/** One entry of GET /events/dead. */
+export type DeadEventEntry = z.output<typeof deadEventListSchema>['events'][number];
 
 export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { store, clock, events } = ctx.deps;
@@ -40,7 +39,7 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return client;
   };
 
-  app.post('/sms/resendDlr', async (request) => {
+  app.post('/sms/resendDlr', async (request): Promise<z.output<typeof resendDlrResultSchema>> => {
     const client = clientWithWebhook(request);
     const body = parseInput(resendDlrSchema, request.body);
     const from = parseDateBound(body.startDate)!.start;
@@ -72,16 +71,16 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return { queued };
   });
 
-  app.get('/events/dead', async (request) => {
+  app.get('/events/dead', async (request): Promise<z.output<typeof deadEventListSchema>> => {
     const client = clientWithWebhook(request);
     const q = (request.query ?? {}) as Record<string, unknown>;
     const limit = pageSize(q.limit);
-    const after = q.after === undefined ? 0 : wholeNumber(q.after, 'after', 0);
+    const after = q.after === undefined ? 0 : wholeNumber(q.after, 'after');
     const dead = await store.listDeadEvents(client, limit, after);
     return { events: dead.map(deadEntry), next: dead.length === limit ? dead.at(-1)!.id : null };
   });
 
-  app.post('/events/dead/resend', async (request) => {
+  app.post('/events/dead/resend', async (request): Promise<z.output<typeof deadResendResultSchema>> => {
     const client = clientWithWebhook(request);
     const body = parseInput(deadResendSchema, request.body);
     const result = await store.resendDeadEvents(client, body.all === true ? null : body.ids ?? [], clock.wallNow());
@@ -93,16 +92,17 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
 function deadEntry(e: DeadEvent): DeadEventEntry {
   return {
     id: e.id, kind: e.kind, messageId: e.messageId, createdAt: new Date(e.createdAt).toISOString(),
-    diedAt: new Date(e.diedAt).toISOString(), attempts: e.attempts, lastError: e.lastError, event: JSON.parse(e.payload) as unknown,
+    diedAt: new Date(e.diedAt).toISOString(), attempts: e.attempts, lastError: e.lastError, event: JSON.parse(e.payload) as DeadEventEntry['event'],
   };
 }
 
 function pageSize(value: unknown): number {
-  return value === undefined ? DEAD_PAGE_DEFAULT : Math.min(DEAD_PAGE_MAX, wholeNumber(value, 'limit', 1));
+  return value === undefined ? DEAD_PAGE_DEFAULT : Math.min(DEAD_PAGE_MAX, wholeNumber(value, 'limit'));
 }
 
-function wholeNumber(value: unknown, name: string, min: number): number {
+function wholeNumber(value: unknown, name: keyof typeof DEAD_EVENTS_QUERY): number {
   const text = typeof value === 'string' ? value : '';
-  if (!/^\d{1,15}$/.test(text) || Number(text) < min) throw new ApiError('VALIDATION', `${name}: must be a whole number ≥ ${min}`);
+  const schema = DEAD_EVENTS_QUERY[name];
+  if (!/^\d{1,15}$/.test(text) || !schema.safeParse(Number(text)).success) throw new ApiError('VALIDATION', `${name}: must be a whole number ≥ ${schema.minValue}`);
   return Number(text);
 }

@@ -4,6 +4,8 @@
  * scrapers have none. Nothing in them is secret: names of upstreams, counts and states.
  */
 import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+import type { aliveSchema, notReadySchema, readySchema } from '../../api/responses.js';
 import type { Readiness } from '../../observability/health.js';
 
 export interface HttpHealth {
@@ -18,12 +20,15 @@ export interface HttpMetricsSource {
 }
 
 export function registerHealthRoutes(app: FastifyInstance, health: HttpHealth | undefined, metrics: HttpMetricsSource | undefined): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', async (): Promise<z.output<typeof aliveSchema>> => ({ status: 'ok' }));
   if (health) {
     app.get('/readyz', async (_request, reply) => {
       const r = health.readiness();
       // Which upstreams can send: `smppd route` reads it to say where a send would go now.
-      return reply.code(r.ready ? 200 : 503).send(r.ready ? { status: 'ready', upstreams: r.upstreams } : { status: 'not ready', reasons: r.reasons, upstreams: r.upstreams });
+      const body: z.output<typeof readySchema> | z.output<typeof notReadySchema> = r.ready
+        ? { status: 'ready', upstreams: r.upstreams }
+        : { status: 'not ready', reasons: r.reasons, upstreams: r.upstreams };
+      return reply.code(r.ready ? 200 : 503).send(body);
     });
   }
   if (metrics) registerMetricsRoute(app, metrics);

@@ -2,21 +2,12 @@
  * sendbulk's number file (messaging-service-api.md §2.3): its lines read as they arrive and
  * counted by the number rule (api/numbers.ts), each refused line by the rule it breaks.
  */
+import type { z } from 'zod';
 import { checkNumber, type NumberProblem } from '../../api/numbers.js';
+import type { bulkListInfoSchema } from '../../api/responses.js';
 
 /** §2.3 `bulkListInfo`. total = validCount + invalidCount + duplicate. */
-export interface BulkListInfo {
-  /** Number lines read (blank lines and a header line are not numbers). */
-  total: number;
-  /** Numbers stored to be sent. */
-  validCount: number;
-  /** Lines refused, by reason in `errors`. */
-  invalidCount: number;
-  /** Numbers dropped as repeats (allowDuplicate false); 0 when duplicates are allowed. */
-  duplicate: number;
-  /** Refused lines by reason (the keys of NUMBER_PROBLEMS); only reasons that occurred. */
-  errors: Partial<Record<NumberProblem, number>>;
-}
+export type BulkListInfo = z.output<typeof bulkListInfoSchema>;
 
 const SEPARATOR = /[,;\t]/;
 const HAS_DIGIT = /\d/;

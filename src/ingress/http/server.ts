@@ -26,7 +26,7 @@ import { Authenticator } from './authenticator.js';
 import { registerBatchRoutes } from './batches.js';
 import { registerBulkRoutes } from './bulk.js';
 import type { HttpServerDeps, RouteContext } from './context.js';
-import { errorHandler, notFoundHandler, requestPath, sendError, toHttpError } from './error-replies.js';
+import { errorHandler, notFoundHandler, requestPath, sendError, toHttpError, unsupportedMediaType } from './error-replies.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes, registerMetricsRoute, type HttpMetricsSource } from './health.js';
 import { DEFAULT_LISTENER, HttpListener, type HttpListenerSettings } from './listener.js';
@@ -36,6 +36,7 @@ import { rateLimitHook, sendTokens } from './rate-limit.js';
 import { registerScheduleRoutes } from './schedules.js';
 import { registerSendRoutes } from './send.js';
 import { KeyedSerial } from './serial.js';
+import { RouteMethods, type RouteEntry } from './route-methods.js';
 import { registerStatusRoutes } from './status.js';
 
 export { AdminAuth, type AdminIdentity, type AdminRefusal, type SessionLookup } from './admin/admin-auth.js';
@@ -45,17 +46,13 @@ export { registerMetricsRoute, type HttpHealth, type HttpMetricsSource } from '.
 export type { HttpAcceptor, HttpBulkWriter, HttpEvents, HttpLimits, HttpServerDeps, HttpStore } from './context.js';
 export { listenerSettings, type HttpListenerMetrics, type HttpListenerSettings, type HttpTlsSettings } from './listener.js';
 
-export interface RouteEntry {
-  method: string;
-  /** fastify's form: `/sms/status/:messageId`. */
-  url: string;
-}
+export type { RouteEntry } from './route-methods.js';
 
-const routesOf = new WeakMap<FastifyInstance, RouteEntry[]>();
+const routesOf = new WeakMap<FastifyInstance, RouteMethods>();
 
 /** The routes a server registered (for the OpenAPI test and for logs). */
 export function listRoutes(app: FastifyInstance): readonly RouteEntry[] {
-  return routesOf.get(app) ?? [];
+  return routesOf.get(app)?.routes ?? [];
 }
 
 /**
@@ -80,7 +77,12 @@ function fastifyOn(listener: HttpListener, log: Log, bodyLimit?: number): Fastif
     done();
   });
   app.setErrorHandler(errorHandler(log));
-  app.setNotFoundHandler(notFoundHandler);
+  const routes = new RouteMethods();
+  routesOf.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.add({ method, url: route.url });
+  });
+  app.setNotFoundHandler(notFoundHandler(routes));
   return app;
 }
 
@@ -111,16 +113,10 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
   const app = fastifyOn(listener, log, deps.limits.maxBodyBytes);
 
-  const routes: RouteEntry[] = [];
-  routesOf.set(app, routes);
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
-  });
-
   // JSON, and multipart for sendbulk; any other Content-Type is 415. An empty JSON body is
   // no body (send-now takes its id from the query or the body). Multipart is read by sendbulk
   // alone, so @fastify/multipart is registered in its scope only (its onResponse hook would
-  // otherwise run on every request); elsewhere a multipart request has no body.
+  // otherwise run on every request); elsewhere a multipart body is 415 too.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -134,7 +130,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     // Outside the try: an error thrown further down the route is not bad JSON.
     done(null, parsed);
   });
-  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(unsupportedMediaType(), undefined));
 
   // A callback hook, not an async one: no promise per request.
   const counted = deps.onRequestDone;
@@ -153,7 +149,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     deps, auth, limitRate: rateLimitHook(auth, takeSendToken, deps.limits.maxBodyBytes), takeSendToken, serial: new KeyedSerial(),
     idempotency: { gate: new IdempotencyGate({ store: deps.store, clock: deps.clock }), keepMs: (deps.limits.idempotencyHours ?? IDEMPOTENCY_HOURS) * 3_600_000 },
   };
-  const openApi = openApiDocument({ admin: deps.admin !== undefined });
+  const openApi = openApiDocument({ admin: deps.admin !== undefined, metrics: deps.metrics !== undefined, readiness: deps.health !== undefined });
   app.get('/openapi.json', async () => openApi);
   registerHealthRoutes(app, deps.health, deps.metrics);
   void app.register(async (scope) => {

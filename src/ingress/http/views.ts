@@ -1,13 +1,17 @@
 /**
  * What the API answers, from what the store holds: the job list entry of §2.4 (its fields
  * exactly), and the shapes the provider does not show (batch detail, schedules, message status),
- * which smppd defines. Times: §2.4's createdOn is an ISO 8601 date-time without zone, written in
- * UTC; the shapes smppd defines use ISO 8601 UTC with the Z.
+ * which smppd defines. Each is typed by its schema in api/responses.ts, which /openapi.json is
+ * generated from: a field added here and not there (or there and not here) does not compile.
  */
-import type { RepeatEvery } from '../../core/recurrence.js';
+import type { z } from 'zod';
+import type {
+  BATCH_STATES, batchDetailSchema, batchListEntrySchema, inboundEventSchema, messageStatusSchema, Same, SCHEDULE_STATES, scheduleEntrySchema, statusEventSchema,
+} from '../../api/responses.js';
+import type { DecodeProblem } from '../../sms/text-codec.js';
 import type { Batch, BatchState, Schedule, ScheduleState } from '../../store/batches.js';
+import type { InboundEventPayload, StatusEventPayload } from '../../store/event-payloads.js';
 import type { MessageView } from '../../store/status-reads.js';
-import type { DeliveryStatus } from '../../sms/status.js';
 
 /** `2026-01-01T10:00:00` (UTC, seconds, no zone: §2.4). */
 export function isoWithoutZone(ms: number): string {
@@ -20,22 +24,7 @@ export function isoUtc(ms: number): string {
 }
 
 /** GET /sms/list entry (§2.4). */
-export interface BatchListEntry {
-  /** Pass as batch_Id. */
-  id: number;
-  senderId: string;
-  /** 'single' (a scheduled sendSms) or 'bulk' (sendbulk). */
-  reqType: string;
-  /** The encoding: GSM-7 or UNICODE. */
-  messageType: string;
-  campaignName: string;
-  total: number;
-  processed: number;
-  pending: number;
-  /** true while the batch runs; false when paused or aborted. */
-  active: boolean;
-  createdOn: string;
-}
+export type BatchListEntry = z.output<typeof batchListEntrySchema>;
 
 export function batchListEntry(b: Batch): BatchListEntry {
   return {
@@ -53,47 +42,14 @@ export function batchListEntry(b: Batch): BatchListEntry {
 }
 
 /** GET /sms/edit, and the answer of pause, resume and abort: the list entry with its state. */
-export interface BatchDetail extends BatchListEntry {
-  state: BatchState;
-  /** The schedule that holds the batch, or null. */
-  scheduleId: number | null;
-}
+export type BatchDetail = z.output<typeof batchDetailSchema>;
 
 export function batchDetail(b: Batch): BatchDetail {
   return { ...batchListEntry(b), state: b.state, scheduleId: b.scheduleId };
 }
 
 /** GET /sms/listSchedule entry, and the answer of send-now and abort/schedule. */
-export interface ScheduleEntry {
-  /** Pass as scheduleId. */
-  id: number;
-  batchId: number;
-  /** scheduled → released (send-now, or its time came) | cancelled (abort/schedule); a recurring one is scheduled until its last run. */
-  state: ScheduleState;
-  /** When it releases its messages: a recurring schedule's next run. */
-  time: string;
-  /** The series, normalised; null for a schedule of one run. */
-  repeat: ScheduleRepeat | null;
-  /** Runs released so far (send-now included). */
-  runs: number;
-  /** When the last run was released; null before the first. */
-  lastRun: string | null;
-  senderId: string | null;
-  campaignName: string | null;
-  total: number | null;
-  createdAt: string;
-}
-
-/** A recurring schedule's series (docs/api.md, "Recurring schedules"). */
-export interface ScheduleRepeat {
-  every: RepeatEvery;
-  /** Runs in all, the first included; null: until aborted (or until). */
-  count: number | null;
-  /** No run after this instant (UTC); null: none. */
-  until: string | null;
-  /** The zone whose local time the runs keep. */
-  gmt: string;
-}
+export type ScheduleEntry = z.output<typeof scheduleEntrySchema>;
 
 export function scheduleEntry(s: Schedule, batch: Batch | undefined): ScheduleEntry {
   return {
@@ -112,17 +68,7 @@ export function scheduleEntry(s: Schedule, batch: Batch | undefined): ScheduleEn
 }
 
 /** GET /sms/status/{messageId}. */
-export interface MessageStatus {
-  messageId: string;
-  /** SUBMITTED, SENT, DELIVERED, READ, FAILED or REJECTED (§2.6); new values may appear. */
-  status: DeliveryStatus;
-  reason: string | null;
-  createdAt: string;
-  updatedAt: string;
-  batchId: number | null;
-  destination: string;
-  parts: Array<{ part: number; status: DeliveryStatus; smscMessageId: string | null }>;
-}
+export type MessageStatus = z.output<typeof messageStatusSchema>;
 
 export function messageStatus(m: MessageView): MessageStatus {
   return {
@@ -136,3 +82,13 @@ export function messageStatus(m: MessageView): MessageStatus {
     parts: m.parts.map((p) => ({ part: p.part, status: p.status, smscMessageId: p.smscMessageId })),
   };
 }
+
+/** The store's types that the reply schemas describe without defining them: a change to one side alone does not compile. */
+const agree: [
+  Same<(typeof BATCH_STATES)[number], BatchState>,
+  Same<(typeof SCHEDULE_STATES)[number], ScheduleState>,
+  // The receipt is stored as read (sms/receipt.ts's Receipt, which api/responses.ts holds to its schema).
+  Same<Omit<z.output<typeof statusEventSchema>, 'receipt'>, Omit<StatusEventPayload, 'receipt'>>,
+  Same<z.output<typeof inboundEventSchema>, Omit<InboundEventPayload, 'problems'> & { problems: DecodeProblem[] }>,
+] = [true, true, true, true];
+void agree;

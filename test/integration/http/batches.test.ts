@@ -96,10 +96,15 @@ describe('batch control (§3.3)', () => {
     expect((await call('GET', `/sms/edit?batch_Id=${id}`)).json().state).toBe('active');
   });
 
-  it('a control call with the wrong method is 404', async () => {
+  it('a control call with the wrong method is 405, with the method it takes in Allow, and changes nothing', async () => {
     const id = await bulk();
-    expectError(await call('POST', `/sms/pause?batch_Id=${id}`), 404, 'NOT_FOUND', 'no route POST /sms/pause');
-    expectError(await call('GET', `/sms/abort?batch_Id=${id}`), 404, 'NOT_FOUND', 'no route GET /sms/abort');
+    const pause = await call('POST', `/sms/pause?batch_Id=${id}`);
+    expectError(pause, 405, 'METHOD_NOT_ALLOWED', '/sms/pause takes GET, not POST');
+    expect(pause.headers.allow).toBe('GET');
+    const abort = await call('GET', `/sms/abort?batch_Id=${id}`);
+    expectError(abort, 405, 'METHOD_NOT_ALLOWED', '/sms/abort takes DELETE, not GET');
+    expect(abort.headers.allow).toBe('DELETE');
+    expect((await call('GET', `/sms/edit?batch_Id=${id}`)).json().state).toBe('active');
   });
 });
 

@@ -136,9 +136,9 @@ describe('POST /sms/sendbulk accepts', () => {
 });
 
 describe('POST /sms/sendbulk refuses', () => {
-  it('a JSON body: 400 INVALID_MULTIPART', async () => {
+  it('a JSON body: 415 UNSUPPORTED_MEDIA_TYPE', async () => {
     const res = await h.app.inject({ method: 'POST', url: '/sms/sendbulk', headers: bearer(), payload: { ...request, destinationNumber: '447700900001' } });
-    expectError(res, 400, 'INVALID_MULTIPART', 'multipart/form-data');
+    expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'multipart/form-data');
   });
 
   it('a url-encoded body: 415', async () => {

@@ -157,12 +157,13 @@ describe('the body as a whole', () => {
     expectError(await send(JSON.stringify(valid), { ...bearer(), 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
-  it('a multipart body is no body here (only sendbulk reads multipart): 400, not 415', async () => {
+  it('a multipart body is 415 here (only sendbulk takes multipart), and nothing is stored', async () => {
     const form = multipart([{ name: 'senderId', value: 'MyBrand' }]);
     for (const url of ['/sms/sendSms', '/sms/identify']) {
       const res = await h.app.inject({ method: 'POST', url, headers: { ...bearer(), ...form.headers }, payload: form.payload });
-      expectError(res, 400, 'VALIDATION', 'the body must be a JSON object', url);
+      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'send application/json', url);
     }
+    expect(h.acceptedMessages).toEqual([]);
   });
 
   it('a JSON Content-Type with a charset is JSON', async () => {
@@ -342,8 +343,12 @@ describe('other routes', () => {
     expect(res.json().errorCode).toBe('BAD_REQUEST');
   });
 
-  it('an unknown path, or a known one with another method, is 404 in the five-field body', async () => {
+  it('an unknown path is 404, a known one with another method 405 with Allow, in the five-field body', async () => {
     expectError(await h.app.inject({ method: 'GET', url: '/sms/nothing?x=1', headers: bearer() }), 404, 'NOT_FOUND', 'no route GET /sms/nothing', '/sms/nothing');
-    expectError(await h.app.inject({ method: 'GET', url: '/sms/sendSms', headers: bearer() }), 404, 'NOT_FOUND', '', '/sms/sendSms');
+    const wrong = await h.app.inject({ method: 'GET', url: '/sms/sendSms', headers: bearer() });
+    expectError(wrong, 405, 'METHOD_NOT_ALLOWED', '/sms/sendSms takes POST, not GET', '/sms/sendSms');
+    expect(wrong.headers.allow).toBe('POST');
+    const head = await h.app.inject({ method: 'HEAD', url: '/sms/status/some-id' });
+    expect([head.statusCode, head.headers.allow]).toEqual([405, 'GET']);
   });
 });

@@ -65,7 +65,7 @@ describe('admin API access', () => {
       paths: Record<string, Record<string, { security: unknown }>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
     };
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin')).sort()).toEqual(
-      ['/admin/', '/admin/login', '/admin/logout', '/admin/messages', '/admin/messages/{id}', '/admin/status', '/admin/upstreams/{name}/resume',
+      ['/admin', '/admin/login', '/admin/logout', '/admin/messages', '/admin/messages/{id}', '/admin/status', '/admin/upstreams/{name}/resume',
         '/admin/upstreams/{name}/suspend']);
     expect(doc.paths['/admin/status']!.get!.security).toEqual([{ adminBearer: [] }]);
     expect(doc.components.securitySchemes.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -13,9 +13,11 @@ const cookie = `${SESSION_COOKIE}=<session id>; HttpOnly; SameSite=Strict; Path=
 const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
 
 export const adminPagePaths: Json = {
-  '/admin/': {
+  // Served at /admin/ too (the Location of its forms' answers); OpenAPI paths take no trailing slash.
+  '/admin': {
     get: {
-      summary: 'The status page: the facts of /admin/status as HTML, refreshing itself (admin; also at /admin)',
+      operationId: 'getStatusPage',
+      summary: 'The status page: the facts of /admin/status as HTML, refreshing itself (admin; also at /admin/)',
       description: 'With Accept: text/html and not signed in, the sign-in form (200). Signed in by the session cookie, the page has '
         + 'suspend and resume buttons, forms that post to the suspend and resume routes (answered 303 back to the page).',
       security: [{ adminBearer: [] }, { adminSession: [] }],
@@ -28,6 +30,7 @@ export const adminPagePaths: Json = {
   },
   '/admin/login': {
     post: {
+      operationId: 'signIn',
       summary: 'Sign in to the status page with an admin token',
       security: [],
       requestBody: {
@@ -42,6 +45,7 @@ export const adminPagePaths: Json = {
   },
   '/admin/logout': {
     post: {
+      operationId: 'signOut',
       summary: 'Sign out of the status page',
       description: 'With the session cookie, it needs X-Smppd-Admin: 1 or an Origin of this host, as every change made with the cookie.',
       security: [{ adminSession: [] }, {}],

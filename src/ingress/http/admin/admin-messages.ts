@@ -9,6 +9,7 @@ import { parseInput } from '../../../api/validation.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../sms/status.js';
 import type { MessageQuery, MessageStory } from '../../../store/message-search.js';
 import type { AdminHttpDeps } from './admin-context.js';
+import type { adminMessageListSchema, adminMessageStorySchema } from './admin-responses.js';
 import { messageHistory } from './message-history.js';
 
 export const MESSAGES_LIMIT_DEFAULT = 50;
@@ -37,7 +38,7 @@ export const messagesQuerySchema = z.strictObject({
 }, { error: 'the query is not valid' });
 
 export function registerAdminMessageRoutes(app: FastifyInstance, admin: AdminHttpDeps): void {
-  app.get('/messages', async (request) => {
+  app.get('/messages', async (request): Promise<z.output<typeof adminMessageListSchema>> => {
     const q = parseInput(messagesQuerySchema, request.query ?? {}, '', 'the query');
     if (q.since !== undefined && q.until !== undefined && q.until <= q.since) throw new ApiError('VALIDATION', 'until: must be after since');
     const query: MessageQuery = { limit: q.limit ?? MESSAGES_LIMIT_DEFAULT };
@@ -65,7 +66,7 @@ export function registerAdminMessageRoutes(app: FastifyInstance, admin: AdminHtt
 }
 
 /** The story as GET /admin/messages/{id} answers it. */
-export function storyView(story: MessageStory) {
+export function storyView(story: MessageStory): z.output<typeof adminMessageStorySchema> {
   const m = story.message;
   return {
     message: {

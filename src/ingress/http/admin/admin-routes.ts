@@ -10,6 +10,7 @@ import { parseInput } from '../../../api/validation.js';
 import { isSmppdError } from '../../../core/errors.js';
 import type { UpstreamSuspension } from '../../../store/upstream-suspensions.js';
 import type { AdminHttpDeps } from './admin-context.js';
+import type { adminStatusSchema, adminSuspensionSchema } from './admin-responses.js';
 import { registerAdminMessageRoutes } from './admin-messages.js';
 
 /** Longest reason a suspend may give (characters). */
@@ -34,16 +35,16 @@ export function registerAdminScope(scope: FastifyInstance, admin: AdminHttpDeps,
 
 /** GET /admin/status, POST /admin/upstreams/{name}/suspend and /resume (paths relative to the /admin prefix). */
 export function registerAdminRoutes(app: FastifyInstance, admin: AdminHttpDeps): void {
-  app.get('/status', async () => admin.status());
+  app.get('/status', async (): Promise<z.output<typeof adminStatusSchema>> => admin.status());
 
-  app.post<{ Params: { name: string } }>('/upstreams/:name/suspend', async (request) => {
+  app.post<{ Params: { name: string } }>('/upstreams/:name/suspend', async (request): Promise<z.output<typeof adminSuspensionSchema>> => {
     const by = admin.auth.requireAdmin(request).name;
     const body = request.body === undefined ? {} : parseInput(suspendSchema, request.body);
     const s = await knownUpstream(request.params.name, () => admin.suspend(request.params.name, by, body.reason ?? null));
     return { upstream: s.upstream, suspended: suspensionView(s) };
   });
 
-  app.post<{ Params: { name: string } }>('/upstreams/:name/resume', async (request) => {
+  app.post<{ Params: { name: string } }>('/upstreams/:name/resume', async (request): Promise<z.output<typeof adminSuspensionSchema>> => {
     const by = admin.auth.requireAdmin(request).name;
     await knownUpstream(request.params.name, () => admin.resume(request.params.name, by));
     return { upstream: request.params.name, suspended: null };
