@@ -3,6 +3,7 @@
  * queue ingress (messaging-service-api.md §4.1).
  */
 import type { SendRequest } from '../dispatch/accept.js';
+import { REGULATORY_FIELDS, type RegulatoryIds } from '../sms/regulatory.js';
 import { scheduleFrom } from './schedule-time.js';
 import type { SendSmsBody } from './validation.js';
 
@@ -12,8 +13,9 @@ import type { SendSmsBody } from './validation.js';
  */
 export function sendRequestFrom(client: string, body: SendSmsBody, now: number): SendRequest {
   const schedule = scheduleFrom({ flag: body.isSchedule, time: body.time, gmt: body.gmt, repeat: body.repeat }, 'isSchedule', '', now);
-  // charCount, smsParts, charLimit, delay and the regulatory ids are accepted and not used:
-  // smppd counts parts itself and paces by the binds.
+  // charCount, smsParts, charLimit and delay are accepted and not used: smppd counts parts itself
+  // and paces by the binds.
+  const regulatory = regulatoryFrom(body);
   return {
     client,
     senderId: body.senderId,
@@ -23,5 +25,16 @@ export function sendRequestFrom(client: string, body: SendSmsBody, now: number):
     ...(body.expiryHour != null ? { expiryHour: body.expiryHour } : {}),
     ...(body.campaignName != null ? { campaignName: body.campaignName } : {}),
     ...(schedule ? { schedule } : {}),
+    ...(regulatory ? { regulatory } : {}),
   };
+}
+
+/** The regulatory ids a sendSms body or a bulkRequest gives (null fields are not given); undefined when none. */
+export function regulatoryFrom(body: Partial<Record<(typeof REGULATORY_FIELDS)[number], string | null>>): RegulatoryIds | undefined {
+  const ids: RegulatoryIds = {};
+  for (const field of REGULATORY_FIELDS) {
+    const id = body[field];
+    if (id != null) ids[field] = id;
+  }
+  return Object.keys(ids).length > 0 ? ids : undefined;
 }

@@ -118,8 +118,17 @@ const repeat = z.union([freeText(FREE_TEXT_MAX.repeat), z.number(), z.boolean()]
   .meta({ description: `Repeat setting, stored with the schedule and listed by /sms/listSchedule. A string: ${textRule(FREE_TEXT_MAX.repeat)}` });
 const delay = z.number({ error: typeError('a number') }).min(0, { error: 'must be a number ≥ 0' }).nullish()
   .meta({ description: 'Accepted for compatibility; smppd paces by the binds (ratePerBind), not per message.' });
-const regulatory = () => freeText(FREE_TEXT_MAX.regulatory).nullish()
-  .meta({ description: `Regulatory identifier; accepted and not used over SMPP. ${textRule(FREE_TEXT_MAX.regulatory)}` });
+const REGULATORY_DESCRIPTIONS = {
+  peId: 'Principal entity id (India DLT).',
+  templateId: 'Registered content template id (India DLT).',
+  telemarketerId: 'Telemarketer id (India DLT).',
+} as const;
+const regulatory = (field: keyof typeof REGULATORY_DESCRIPTIONS) => freeText(FREE_TEXT_MAX.regulatory).nullish()
+  .meta({
+    description: `${REGULATORY_DESCRIPTIONS[field]} smppd: sent on every part in the TLV its upstream assigns (upstreams[].regulatoryTlvs), `
+      + 'as a C-Octet String of printable ASCII; required where the upstream sets requireRegulatory; not sent to an upstream without a tag for it. '
+      + textRule(FREE_TEXT_MAX.regulatory),
+  });
 
 /** POST /sms/sendSms body. */
 export const sendSmsSchema = z.strictObject({
@@ -137,9 +146,9 @@ export const sendSmsSchema = z.strictObject({
   gmt,
   repeat,
   delay,
-  peId: regulatory(),
-  templateId: regulatory(),
-  telemarketerId: regulatory(),
+  peId: regulatory('peId'),
+  templateId: regulatory('templateId'),
+  telemarketerId: regulatory('telemarketerId'),
 });
 export type SendSmsBody = z.output<typeof sendSmsSchema>;
 
@@ -159,9 +168,9 @@ export const bulkRequestSchema = z.strictObject({
   smsParts: count(),
   charCount: count(),
   charLimit: count(),
-  peId: regulatory(),
-  templateId: regulatory(),
-  telemarketerId: regulatory(),
+  peId: regulatory('peId'),
+  templateId: regulatory('templateId'),
+  telemarketerId: regulatory('telemarketerId'),
 });
 export type BulkRequest = z.output<typeof bulkRequestSchema>;
 

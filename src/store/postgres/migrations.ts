@@ -17,6 +17,7 @@ import { PG_ADMIN_MIGRATION } from './admin.js';
 import { PG_EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { PG_RECORDS_MIGRATION } from './message-records.js';
+import { regulatoryMigration } from '../rules/regulatory.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -352,6 +353,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
   PG_ADMIN_MIGRATION,
   PG_RECORDS_MIGRATION,
   PG_EVENT_DELIVERIES_MIGRATION,
+  regulatoryMigration('BYTEA'),
 ];
 
 /** The key of the schema's migration lock: one per schema, so stores of other schemas do not wait. */

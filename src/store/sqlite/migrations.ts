@@ -10,6 +10,7 @@ import { ADMIN_MIGRATION } from './admin.js';
 import { EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { RECORDS_MIGRATION } from './message-records.js';
+import { regulatoryMigration } from '../rules/regulatory.js';
 
 /**
  * Notes on migration 1:
@@ -373,7 +374,7 @@ ALTER TABLE messages ADD COLUMN route TEXT;
 CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_at) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
-  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION,
+  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION, regulatoryMigration('BLOB'),
 ];
 
 /** Applies the migrations the file has not seen, in one transaction; returns the versions applied. */

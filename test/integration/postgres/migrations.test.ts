@@ -46,7 +46,7 @@ describePg('PostgresStore migrations and instances', () => {
         { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' },
         { version: 8, name: 'inbound parts by concatenation scheme' }, { version: 9, name: 'routes and failover' },
         { version: 10, name: 'idempotency keys' }, { version: 11, name: 'upstream suspensions and message search' },
-        { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' }]);
+        { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' }, { version: 14, name: 'regulatory ids' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);
     for (const t of ['batches', 'schedules', 'messages', 'parts', 'parked_receipts', 'parked_receipt_keys', 'receipts', 'inbound', 'outbox', 'inbound_parts', 'inbound_assembled', 'message_records', 'event_deliveries']) {

@@ -15,6 +15,7 @@ import { describeInboundParts } from './inbound-parts.js';
 import { describeMessageRecords } from './message-records.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
+import { describeRegulatory } from './regulatory.js';
 import { describeRerouting } from './rerouting.js';
 import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
@@ -33,4 +34,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeIdempotencyKeys(factory);
   describeAdminReads(factory);
   describeMessageRecords(factory);
+  describeRegulatory(factory);
 }
