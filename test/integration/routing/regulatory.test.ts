@@ -3,13 +3,15 @@
  * per upstream: each part of a long sendSms, and of a sendbulk, reaches the SMSC with the three in
  * its upstream's tags; an upstream without the mapping gets none and the log says so once; one
  * with `requireRegulatory` refuses a send without them (400 VALIDATION naming the missing field);
- * and a queued message that fails over is sent in the new upstream's tags.
+ * and a queued message that fails over is sent in the new upstream's tags. On a PostgreSQL store,
+ * a message handed to the pool straight from its accept carries them too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Log } from '../../../src/core/log.js';
 import type { RecordedSubmit } from '../../../src/simulator/options.js';
 import { until } from '../../support/engine.js';
 import { ERROR_FIELDS, bulkForm } from '../../support/http.js';
+import { describePg, PG_URL, pgSchema } from '../postgres/pg-store.js';
 import type { Cleanups } from '../../support/daemon-child.js';
 import { TOKENS, routingDaemon, smsc, untilAllFinal, type RoutingDaemon, type Smsc } from './rig.js';
 
@@ -132,5 +134,30 @@ describe('regulatory ids travel to the SMSC in each upstream\'s TLVs', () => {
     const parts = backup.received().filter((s) => s.destinationAddr === '939800000002');
     expect(parts.length).toBeGreaterThan(1);
     for (const p of parts) expect(vendorTlvs(p)).toEqual(inTags(0x3000, 0x3001, 0x3fff));
+  }, 30_000);
+});
+
+describePg('regulatory ids on a PostgreSQL store', () => {
+  it('a long sendSms handed to the pool from its accept (no claim) carries the ids on every part, and they are stored', async () => {
+    const schema = await pgSchema();
+    cleanups.push(() => schema.cleanup());
+    const dltPg = await smsc(cleanups);
+    const r = await routingDaemon(cleanups, {
+      upstreams: [{ name: 'dlt', smsc: dltPg, extra: TAGS }],
+      store: `{ kind: postgres, url: "${PG_URL}", schema: ${schema.name}, instanceId: regulatory }`,
+    });
+    await r.untilAvailable('dlt');
+    // A send before the dispatcher's first claim is queued; the next, into an empty queue, goes direct.
+    expect(await untilAllFinal(r, [await r.send('919800000008', 'warm-up')])).toEqual(['DELIVERED']);
+    const direct = await r.counter('smppd_dispatched_total', { via: 'accept' });
+    const res = await r.post('/sms/sendSms', { senderId: 'Routing', destinationNumber: '919800000009', message: LONG, messageType: 'TEXT', ...IDS });
+    const id = await res.text();
+    expect(await untilAllFinal(r, [id])).toEqual(['DELIVERED']);
+    expect(await r.counter('smppd_dispatched_total', { via: 'accept' })).toBe(direct + 1);
+    const parts = dltPg.received().filter((p) => p.destinationAddr === '919800000009');
+    expect(parts).toHaveLength(3);
+    for (const p of parts) expect(vendorTlvs(p)).toEqual(inTags(0x1400, 0x1401, 0x1402));
+    expect(await schema.sql('SELECT pe_id, template_id, telemarketer_id FROM messages WHERE id = $1', [id]))
+      .toEqual([{ pe_id: IDS.peId, template_id: IDS.templateId, telemarketer_id: IDS.telemarketerId }]);
   }, 30_000);
 });
