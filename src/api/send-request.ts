@@ -29,12 +29,15 @@ export function sendRequestFrom(client: string, body: SendSmsBody, now: number):
   };
 }
 
-/** The regulatory ids a sendSms body or a bulkRequest gives (null fields are not given); undefined when none. */
+/**
+ * The regulatory ids a sendSms body or a bulkRequest gives; undefined when none. A null or empty
+ * field is not given: clients of the provider's API send "" for the ids they do not use.
+ */
 export function regulatoryFrom(body: Partial<Record<(typeof REGULATORY_FIELDS)[number], string | null>>): RegulatoryIds | undefined {
   const ids: RegulatoryIds = {};
   for (const field of REGULATORY_FIELDS) {
     const id = body[field];
-    if (id != null) ids[field] = id;
+    if (id != null && id !== '') ids[field] = id;
   }
   return Object.keys(ids).length > 0 ? ids : undefined;
 }

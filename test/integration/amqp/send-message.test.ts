@@ -27,11 +27,11 @@ describe('a queue message', () => {
     });
   });
 
-  it('carries the regulatory ids like sendSms, a null one not given', () => {
+  it('carries the regulatory ids like sendSms, a null or empty one not given', () => {
     expect(read({ ...valid, peId: '1101', templateId: null, telemarketerId: '1702' })).toMatchObject({
       ok: true, request: { regulatory: { peId: '1101', telemarketerId: '1702' } },
     });
-    const none = read({ ...valid, peId: null });
+    const none = read({ ...valid, peId: null, templateId: '' });
     expect(none.ok).toBe(true);
     expect(none.ok && 'regulatory' in none.request).toBe(false);
   });
