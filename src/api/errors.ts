@@ -7,9 +7,7 @@
  * `errorCode` values are stable: clients branch on them after the status, so never rename one.
  * Messages are for people and never carry a token or a header.
  */
-import type { z } from 'zod';
 import { isSmppdError, type SmppdError } from '../core/errors.js';
-import type { errorBodySchema } from './responses.js';
 
 /** Every `errorCode` the API answers, over HTTP or on the queue, with its status. README lists them. */
 export const API_ERRORS = {
@@ -116,8 +114,14 @@ const REASONS: Readonly<Record<number, string>> = {
   417: 'Expectation Failed', 422: 'Unprocessable Content', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
 };
 
-/** The five-field error body (§7). */
-export type ErrorBody = z.output<typeof errorBodySchema>;
+/** The five-field error body (§7); responses.ts's errorBodySchema describes it, and is held to it. */
+export interface ErrorBody {
+  status: number;
+  error: string;
+  message: string;
+  errorCode: ApiErrorCode;
+  requestUri: string;
+}
 
 /** A refusal the checks and routes throw; each ingress renders it as the five-field body. */
 export class ApiError extends Error {

@@ -13,7 +13,7 @@ import type { IdentifyResult } from '../sms/identify.js';
 import type { Receipt } from '../sms/receipt.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../sms/status.js';
 import { DECODE_PROBLEMS } from '../sms/text-codec.js';
-import { API_ERRORS, type ApiErrorCode } from './errors.js';
+import { API_ERRORS, type ApiErrorCode, type ErrorBody } from './errors.js';
 import { NUMBER_PROBLEMS, type NumberProblem } from './numbers.js';
 
 /** Every schema with an `id` here is a named component of /openapi.json. */
@@ -222,5 +222,5 @@ export const notReadySchema = z.object({ status: z.literal('not ready'), reasons
 
 /** Fails to compile when A and B differ (readonly aside): for the types the schemas describe but do not define. */
 export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const agree: [Same<z.output<typeof identifyResultSchema>, IdentifyResult>, Same<z.output<typeof receiptSchema>, Receipt>] = [true, true];
+const agree: [Same<z.output<typeof identifyResultSchema>, IdentifyResult>, Same<z.output<typeof receiptSchema>, Receipt>, Same<z.output<typeof errorBodySchema>, ErrorBody>] = [true, true, true];
 void agree;

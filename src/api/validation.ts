@@ -129,8 +129,17 @@ const bulkDelay = seconds(BULK_DELAY_MAX_SECONDS).nullish().meta({
   description: `Seconds between the batch's messages, 0 to ${BULK_DELAY_MAX_SECONDS}, to the millisecond: each goes that long after the previous `
     + 'one was taken for sending. Only this batch is slowed; 0 or absent: as fast as the binds allow.',
 });
-const regulatory = () => freeText(FREE_TEXT_MAX.regulatory).nullish()
-  .meta({ description: `Regulatory identifier; accepted and not used over SMPP. ${textRule(FREE_TEXT_MAX.regulatory)}` });
+const REGULATORY_DESCRIPTIONS = {
+  peId: 'Principal entity id (India DLT).',
+  templateId: 'Registered content template id (India DLT).',
+  telemarketerId: 'Telemarketer id (India DLT).',
+} as const;
+const regulatory = (field: keyof typeof REGULATORY_DESCRIPTIONS) => freeText(FREE_TEXT_MAX.regulatory).nullish()
+  .meta({
+    description: `${REGULATORY_DESCRIPTIONS[field]} smppd: sent on every part in the TLV its upstream assigns (upstreams[].regulatoryTlvs), `
+      + 'as a C-Octet String of printable ASCII; required where the upstream sets requireRegulatory; not sent to an upstream without a tag for it. '
+      + textRule(FREE_TEXT_MAX.regulatory),
+  });
 
 /** POST /sms/sendSms body. */
 export const sendSmsSchema = z.strictObject({
@@ -148,9 +157,9 @@ export const sendSmsSchema = z.strictObject({
   gmt,
   repeat,
   delay: sendDelay,
-  peId: regulatory(),
-  templateId: regulatory(),
-  telemarketerId: regulatory(),
+  peId: regulatory('peId'),
+  templateId: regulatory('templateId'),
+  telemarketerId: regulatory('telemarketerId'),
 });
 export type SendSmsBody = z.output<typeof sendSmsSchema>;
 
@@ -170,9 +179,9 @@ export const bulkRequestSchema = z.strictObject({
   smsParts: count(),
   charCount: count(),
   charLimit: count(),
-  peId: regulatory(),
-  templateId: regulatory(),
-  telemarketerId: regulatory(),
+  peId: regulatory('peId'),
+  templateId: regulatory('templateId'),
+  telemarketerId: regulatory('telemarketerId'),
 });
 export type BulkRequest = z.output<typeof bulkRequestSchema>;
 

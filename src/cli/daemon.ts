@@ -199,7 +199,7 @@ export async function startDaemon(config: SmppdConfig, deps: DaemonDeps): Promis
     admit: (upstream) => dispatcher.admit(upstream),
     clientMaxQueued: clientMaxQueued(config.clients),
     drainPerSecond: drainPerSecond(config.upstreams),
-    router, ...(deps.metrics ? { counters: deps.metrics } : {}),
+    router, ...(deps.metrics ? { counters: deps.metrics } : {}), log: log.child({ component: 'accept' }),
     upstreams: config.upstreams.map((u) => ({ name: u.name, compose: composeSettings(u) })),
   });
   const failover = new Failover({

@@ -74,6 +74,7 @@ export function composeSettings(u: SmppdConfig['upstreams'][number]): ComposeSet
   return {
     defaultAlphabet: u.defaultAlphabet, nationalLanguageShift: u.nationalLanguageShift, longMessages: u.longMessages,
     udhReference: u.udhReference, maxParts: u.maxParts, requestReceipts: u.requestReceipts, sourceAddress: u.sourceAddress,
+    ...(u.regulatoryTlvs !== undefined ? { regulatoryTlvs: u.regulatoryTlvs } : {}), requireRegulatory: u.requireRegulatory,
   };
 }
 

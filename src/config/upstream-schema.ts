@@ -1,6 +1,7 @@
 /** The schema of one upstream (an SMSC account): connection, TLS, binds, pacing, retries, text and receipts. */
 import { z } from 'zod';
 import { isValidTimeZone } from '../core/time-zone.js';
+import { REGULATORY_FIELDS, VENDOR_TLV_MAX, VENDOR_TLV_MIN, type RegulatoryField } from '../sms/regulatory.js';
 import { DEFAULT_SOURCE_ADDRESSING, type TonNpi } from '../sms/sender-id.js';
 import { atLeastZero, backoff, between, cOctets, flag, nonEmpty, oneOf, positive, seconds, typeMessage, wholeNumber } from './schema-parts.js';
 
@@ -82,6 +83,32 @@ const commandStatusSchema = z.record(
   const byCode: Record<number, StatusClass> = {};
   for (const [key, cls] of Object.entries(table)) byCode[Number(key)] = cls;
   return byCode;
+});
+
+const TAG_ERROR = 'must be a vendor-specific tag from 0x1400 to 0x3FFF (SMPP v3.4 §5.3.2), hex (0x1400) or decimal (5120)';
+const TAG_TEXT = /^(0[xX][0-9a-fA-F]{1,4}|\d{1,5})$/;
+
+/** One TLV tag: a YAML integer (hex or decimal), or the same in a string. */
+const tlvTag = () => z.union([z.number(), z.string().regex(TAG_TEXT, { error: TAG_ERROR })], { error: TAG_ERROR })
+  .transform((t) => Number(t))
+  .refine((t) => Number.isInteger(t) && t >= VENDOR_TLV_MIN && t <= VENDOR_TLV_MAX, { error: TAG_ERROR });
+
+/**
+ * The tag each regulatory id travels in (sms/regulatory.ts), every key optional; no two fields on
+ * one tag (the SMSC could not tell them apart).
+ */
+const regulatoryTlvsSchema = z.strictObject(
+  Object.fromEntries(REGULATORY_FIELDS.map((f) => [f, tlvTag().optional()])) as Record<RegulatoryField, z.ZodOptional<ReturnType<typeof tlvTag>>>,
+  { error: 'must be a mapping { peId, templateId, telemarketerId } of TLV tags' },
+).superRefine((tags, ctx) => {
+  const seen = new Map<number, string>();
+  for (const field of REGULATORY_FIELDS) {
+    const tag = tags[field];
+    if (tag === undefined) continue;
+    const first = seen.get(tag);
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is the same tag as ${first}: each field needs its own` });
+    else seen.set(tag, field);
+  }
 });
 
 export const upstreamSchema = z.strictObject({
@@ -202,6 +229,18 @@ export const upstreamSchema = z.strictObject({
    * 1000. 1–100000. Past it the SMSC is answered ESME_RTHROTTLED at once and delivers again later.
    */
   maxPendingDeliveries: wholeNumber(1, 100_000).default(MAX_PENDING_DELIVERIES_DEFAULT),
+  /**
+   * The TLV tag each regulatory id of a send travels in, on every submit_sm of the message:
+   * `{ peId, templateId, telemarketerId }`, each optional, each an integer from 0x1400 to 0x3FFF
+   * (vendor-specific, SMPP v3.4 §5.3.2), no two alike; the operator assigns them. Default: none,
+   * and a given id is not sent (said once in the log per upstream).
+   */
+  regulatoryTlvs: regulatoryTlvsSchema.optional(),
+  /**
+   * Default false. true: a send routed here must give every field `regulatoryTlvs` maps, or it is
+   * refused (400 VALIDATION naming the missing fields). Needs `regulatoryTlvs`.
+   */
+  requireRegulatory: flag().default(false),
 }).superRefine((u, ctx) => {
   // A receipt may come before a submit_sm_resp that comes late (within the grace of one more timeout).
   if (u.parkedReceipts.maxAgeSeconds < 2 * u.responseTimeoutSeconds) {
@@ -209,6 +248,9 @@ export const upstreamSchema = z.strictObject({
       code: 'custom', path: ['parkedReceipts', 'maxAgeSeconds'],
       message: `must be ≥ 2 × responseTimeoutSeconds (${2 * u.responseTimeoutSeconds}): a receipt may come before a late submit_sm_resp`,
     });
+  }
+  if (u.requireRegulatory && Object.values(u.regulatoryTlvs ?? {}).every((t) => t === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['requireRegulatory'], message: 'needs regulatoryTlvs: the fields it requires are those regulatoryTlvs maps' });
   }
   if (u.password !== undefined && u.passwordFile !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['password'], message: 'give password or passwordFile, not both' });

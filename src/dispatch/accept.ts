@@ -8,9 +8,11 @@
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import { uuidV7 } from '../core/ids.js';
+import type { Log } from '../core/log.js';
 import type { ClaimedMessage } from '../store/claims.js';
 import type { NewIdempotencyKey } from '../store/idempotency.js';
 import type { Accepted, MessageIntake, NewMessage, NewSchedule } from '../store/intake.js';
+import type { RegulatoryField, RegulatoryIds } from '../sms/regulatory.js';
 import { MAX_VALIDITY_HOURS } from '../sms/smpp-time.js';
 import { BulkWriter } from './bulk-writer.js';
 import { MessageComposer, partBodies, type ComposedMessage, type ComposeSettings, type OutgoingMessage } from './compose.js';
@@ -32,6 +34,8 @@ export interface SendCommon {
   campaignName?: string;
   /** Scheduled sends wait for this instant (wall ms) or for send-now. */
   schedule?: Omit<NewSchedule, 'client'>;
+  /** The registry ids (peId, templateId, telemarketerId), each sent in its upstream's TLV (`regulatoryTlvs`). */
+  regulatory?: RegulatoryIds;
 }
 
 /** A sendbulk job: the common fields, and the milliseconds between its messages (`delay`). */
@@ -83,6 +87,8 @@ export interface AcceptorOptions {
   admit?: (upstream: string) => Admission;
   /** Whether a client's messages produce status events (it has a webhook). Default: none do. */
   wantsEvents?: (client: string) => boolean;
+  /** Where it says, once per upstream, that regulatory ids go to an upstream without their tags. Default: nowhere. */
+  log?: Log;
 }
 
 export class Acceptor {
@@ -96,6 +102,9 @@ export class Acceptor {
   readonly #onAccepted: () => void;
   readonly #wantsEvents: (client: string) => boolean;
   readonly #admit: ((upstream: string) => Admission) | undefined;
+  readonly #log: Log | undefined;
+  /** Upstreams already named in a `regulatory_fields_not_sent` warning. */
+  readonly #unsentSaid = new Set<string>();
 
   constructor(o: AcceptorOptions) {
     if (o.upstreams.length === 0) throw new SmppdError(ErrorCode.INTERNAL, 'an Acceptor needs at least one upstream');
@@ -113,6 +122,7 @@ export class Acceptor {
     this.#onAccepted = o.onAccepted ?? (() => {});
     this.#wantsEvents = o.wantsEvents ?? (() => false);
     this.#admit = o.store.claimsOnAccept === true ? o.admit : undefined;
+    this.#log = o.log;
   }
 
   /** SIGHUP: each client's cap on its queued parts (`clients[].maxQueued`), from the next request on. */
@@ -263,7 +273,20 @@ export class Acceptor {
   composeFor(upstream: string, message: Omit<OutgoingMessage, 'destination'>): ComposedMessage {
     const composer = this.#composers.get(upstream);
     if (!composer) throw new SmppdError(ErrorCode.INTERNAL, `upstream ${upstream} is not configured`);
-    return composer.compose({ ...message, destination: '' });
+    const composed = composer.compose({ ...message, destination: '' });
+    this.#sayUnsent(upstream, composed.unsentRegulatory);
+    return composed;
+  }
+
+  /**
+   * Once per upstream: the ids a message gave that its upstream has no tag for go without them.
+   * The field names only: the operator learns what to map, and the log keeps no client's ids.
+   */
+  #sayUnsent(upstream: string, fields: readonly RegulatoryField[]): void {
+    if (fields.length === 0 || this.#unsentSaid.has(upstream)) return;
+    this.#unsentSaid.add(upstream);
+    this.#log?.warn({ event: 'regulatory_fields_not_sent', upstream, fields },
+      'messages with regulatory ids go to an upstream without regulatoryTlvs for them: sent without those fields (said once per upstream)');
   }
 
   /** The route a send of `destination` by `client` takes; throws NO_ROUTE. */
@@ -294,6 +317,7 @@ export class Acceptor {
     return composer.compose({
       source: req.senderId, destination: '', text: req.message, messageType: req.messageType,
       ...(hours !== undefined ? { validityHours: hours } : {}),
+      ...(req.regulatory !== undefined ? { regulatory: req.regulatory } : {}),
     });
   }
 
@@ -301,6 +325,7 @@ export class Acceptor {
     const hours = req.expiryHour;
     const first = composed.parts[0]!;
     const now = this.#clock.wallNow();
+    this.#sayUnsent(target.upstream, composed.unsentRegulatory);
     return {
       id: this.#newId(),
       client: req.client,
@@ -321,6 +346,8 @@ export class Acceptor {
       validityPeriod: first.validityPeriod,
       expiresAt: hours === undefined ? null : (req.schedule?.runAt ?? now) + hours * 3_600_000,
       notBefore: null,
+      ...(composed.vendorTlvs.length > 0 ? { vendorTlvs: composed.vendorTlvs } : {}),
+      ...(req.regulatory !== undefined && Object.keys(req.regulatory).length > 0 ? { regulatory: req.regulatory } : {}),
       parts: partBodies(composed),
     };
   }
@@ -332,6 +359,7 @@ export function claimedOf(m: NewMessage): ClaimedMessage {
   return {
     id: m.id, client: m.client, upstream: m.upstream, source: m.source, destination: m.destination, registeredDelivery: m.registeredDelivery,
     sourceTon: m.sourceTon, sourceNpi: m.sourceNpi, destTon: m.destTon, destNpi: m.destNpi, validityPeriod: m.validityPeriod,
+    ...(m.vendorTlvs !== undefined && m.vendorTlvs.length > 0 ? { vendorTlvs: m.vendorTlvs } : {}),
     parts: m.parts.map((p, i) => ({ ...p, part: i + 1, attempts: 0 })),
   };
 }

@@ -20,7 +20,7 @@ export class BatchTurns {
     private readonly store: Pick<SubmitClaims, 'releaseTurns'>,
     private readonly clock: Clock,
     private readonly log: Log,
-    /** Called after a pass that may have released messages: the dispatcher claims them. */
+    /** Called after a pass that released messages: the dispatcher claims them. */
     private readonly released: () => void,
   ) {
     this.#timer = new EarliestTimer(clock, () => {
@@ -38,14 +38,14 @@ export class BatchTurns {
     }
     this.#running = true;
     this.store.releaseTurns(this.clock.wallNow())
-      .then((next) => {
+      .then(({ released, nextAt }) => {
         // Store times are wall-clock; the timer runs on the monotonic clock.
-        if (next !== null && !this.#stopped) this.#timer.arm(this.clock.now() + Math.max(0, next - this.clock.wallNow()));
+        if (nextAt !== null && !this.#stopped) this.#timer.arm(this.clock.now() + Math.max(0, nextAt - this.clock.wallNow()));
+        if (released > 0) this.released();
       })
       .catch((e: unknown) => this.log.error({ event: 'store_error', err: e }, 'releasing the turns of spaced batches failed'))
       .finally(() => {
         this.#running = false;
-        this.released();
         if (this.#again) {
           this.#again = false;
           this.run();

@@ -1,14 +1,16 @@
 /**
  * A message to the submit_sm parts of one upstream: the domain encodes and splits the text by
  * the upstream's settings; this adds what the wire needs around it (addresses, receipt request,
- * validity, the rotating concatenation reference). One composer per upstream: the reference
- * rotates per upstream so that two long messages in flight never share one.
+ * validity, the rotating concatenation reference, the regulatory ids in the upstream's TLVs). One
+ * composer per upstream: the reference rotates per upstream so that two long messages in flight
+ * never share one.
  */
 import { randomInt } from 'node:crypto';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { SubmitPart } from '../smpp/part-outcome.js';
 import type { StoredPartBody } from '../store/intake.js';
 import type { Tlvs } from '../smpp/pdu.js';
+import { REGULATORY_FIELDS, missingFields, regulatoryIdProblem, regulatoryTlvs, type RegulatoryField, type RegulatoryIds, type RegulatoryTags, type VendorTlv } from '../sms/regulatory.js';
 import { encodeMessage, type EncodeError, type Encoding, type LongMessageMode, type MessageType } from '../sms/segment.js';
 import { DEFAULT_SOURCE_ADDRESSING, checkSenderId, type SourceAddressing, type TonNpi } from '../sms/sender-id.js';
 import { validityPeriod } from '../sms/smpp-time.js';
@@ -24,6 +26,10 @@ export interface ComposeSettings {
   requestReceipts: boolean;
   /** source_addr_ton/npi per kind of sender ID (sms/sender-id.ts). Default `DEFAULT_SOURCE_ADDRESSING`: 5/0, 1/1, 3/0. */
   sourceAddress?: SourceAddressing;
+  /** The TLV tag of each regulatory id this upstream sends (`upstreams[].regulatoryTlvs`). Default: none is sent. */
+  regulatoryTlvs?: RegulatoryTags;
+  /** Every field `regulatoryTlvs` maps must be given (`upstreams[].requireRegulatory`). Default false. */
+  requireRegulatory?: boolean;
 }
 
 export interface OutgoingMessage {
@@ -36,11 +42,17 @@ export interface OutgoingMessage {
   messageType?: MessageType;
   /** Hours the SMSC may keep trying (the API's expiryHour); none: the SMSC's default. */
   validityHours?: number;
+  /** The registry ids the send gave (peId, templateId, telemarketerId). */
+  regulatory?: RegulatoryIds;
 }
 
 export interface ComposedMessage {
   encoding: Encoding;
   parts: SubmitPart[];
+  /** What every part carries besides its body: the regulatory ids in the upstream's tags (empty: none). */
+  vendorTlvs: VendorTlv[];
+  /** Ids the send gave that this upstream has no tag for: not sent. */
+  unsentRegulatory: RegulatoryField[];
 }
 
 /** SMPP v3.4 §5.2.5–6: destination_addr is a number with its country code (the ingress checks it). */
@@ -71,6 +83,8 @@ export interface SubmitAddressing {
   registeredDelivery: number;
   /** SMPP validity_period; '' for the SMSC's default. */
   validityPeriod: string;
+  /** Vendor-specific TLVs every part carries (the regulatory ids); absent or empty: none. */
+  vendorTlvs?: readonly VendorTlv[];
 }
 
 /** One part's body: what the domain encodes and the store keeps. */
@@ -91,6 +105,7 @@ export function buildSubmitSm(a: SubmitAddressing, body: PartBody): SubmitPart {
     tlvs.sarSegmentSeqnum = body.sar.seq;
   }
   if (body.messagePayload) tlvs.messagePayload = body.messagePayload;
+  if (a.vendorTlvs !== undefined && a.vendorTlvs.length > 0) tlvs.other = a.vendorTlvs.map((t) => ({ tag: t.tag, value: t.value }));
   return {
     command: 'submit_sm',
     commandStatus: 0,
@@ -142,10 +157,15 @@ export class MessageComposer {
     this.#reference = firstReference;
   }
 
-  /** The parts to submit, in order; throws SmppdError (VALIDATION, TEXT_NOT_GSM7, MESSAGE_TOO_LONG, TEXT_NOT_REPRESENTABLE). */
+  /**
+   * The parts to submit, in order; throws SmppdError (VALIDATION, TEXT_NOT_GSM7, MESSAGE_TOO_LONG,
+   * TEXT_NOT_REPRESENTABLE). VALIDATION names each regulatory field this upstream requires and the
+   * message lacks, or sends and cannot carry.
+   */
   compose(message: OutgoingMessage): ComposedMessage {
     const s = this.#settings;
     const source = sourceAddress(message.source, s.sourceAddress);
+    const regulatory = this.#regulatory(message.regulatory);
     const encoded = encodeMessage(message.text, {
       messageType: message.messageType ?? 'AUTO',
       defaultAlphabet: s.defaultAlphabet,
@@ -167,8 +187,24 @@ export class MessageComposer {
       destination: message.destination, destTon: TON_INTERNATIONAL, destNpi: NPI_E164,
       registeredDelivery: s.requestReceipts ? RECEIPT_ON_FINAL : 0,
       validityPeriod: validity,
+      vendorTlvs: regulatory.tlvs,
     };
     const parts = encoded.parts.map((p) => buildSubmitSm(addressing, p));
-    return { encoding: encoded.encoding, parts };
+    return { encoding: encoded.encoding, parts, vendorTlvs: regulatory.tlvs, unsentRegulatory: regulatory.unsent };
+  }
+
+  /** The ids as this upstream sends them; throws VALIDATION naming each field it requires and lacks, or cannot carry. */
+  #regulatory(ids: RegulatoryIds | undefined): ReturnType<typeof regulatoryTlvs> {
+    const tags = this.#settings.regulatoryTlvs;
+    const problems = this.#settings.requireRegulatory === true
+      ? missingFields(ids, tags).map((f) => `${f}: is required by the upstream this destination is sent through`)
+      : [];
+    for (const field of REGULATORY_FIELDS) {
+      const id = ids?.[field];
+      const problem = id === undefined || tags?.[field] === undefined ? null : regulatoryIdProblem(id);
+      if (problem !== null) problems.push(`${field}: ${problem}`);
+    }
+    if (problems.length > 0) throw new SmppdError(ErrorCode.VALIDATION, problems.join('; '));
+    return regulatoryTlvs(ids, tags);
   }
 }

@@ -140,16 +140,19 @@ export class Failover {
     if (to === undefined) return [];
     let composed: ComposedMessage;
     try {
-      composed = this.#o.compose(to, { source: m.source, text: m.text, messageType: m.messageType });
+      composed = this.#o.compose(to, {
+        source: m.source, text: m.text, messageType: m.messageType, ...(m.regulatory !== undefined ? { regulatory: m.regulatory } : {}),
+      });
     } catch (e) {
       this.#o.warnings.warn(this.#o.log, `failover_not_composable@${to}`, { event: 'failover_not_composable', from, to, messageId: m.id, error: e instanceof Error ? e.message : String(e) },
-        'a queued message cannot be sent through the upstream its route fails over to (its text rules); it stays where it is');
+        'a queued message cannot be sent through the upstream its route fails over to (its text rules, or regulatory ids it requires); it stays where it is');
       return [];
     }
     const first = composed.parts[0]!;
     return [{
       id: m.id, from, upstream: to, encoding: composed.encoding,
       registeredDelivery: first.registeredDelivery, sourceTon: first.sourceAddrTon, sourceNpi: first.sourceAddrNpi,
+      ...(composed.vendorTlvs.length > 0 ? { vendorTlvs: composed.vendorTlvs } : {}),
       parts: partBodies(composed),
     }];
   }

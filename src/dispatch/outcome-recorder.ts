@@ -68,6 +68,7 @@ export function submitParts(m: ClaimedMessage): SubmitPart[] {
     source: m.source, sourceTon: m.sourceTon, sourceNpi: m.sourceNpi,
     destination: m.destination, destTon: m.destTon, destNpi: m.destNpi,
     registeredDelivery: m.registeredDelivery, validityPeriod: m.validityPeriod,
+    ...(m.vendorTlvs !== undefined ? { vendorTlvs: m.vendorTlvs } : {}),
   }, p));
 }
 

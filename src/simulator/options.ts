@@ -52,6 +52,7 @@ export interface RecordedSubmit {
   validityPeriod: string;
   /** The id given in submit_sm_resp; '' when the submit_sm was refused or never answered. */
   messageId: string;
+  /** Its optional parameters as decoded: named ones by name, every other (vendor TLVs) in `other` with its tag, in arrival order. */
   tlvs: Tlvs | undefined;
 }
 

@@ -3,7 +3,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import type { Clock } from '../core/clock.js';
 import { ErrorCode, SmppdError } from '../core/errors.js';
 import type { Log } from '../core/log.js';
-import type { BindPdu, SubmitSmPdu } from '../smpp/pdu.js';
+import type { BindPdu, SubmitSmPdu, Tlvs } from '../smpp/pdu.js';
 import { compileBehaviour, defaultBehaviour, mergeBehaviour, type BehaviourPatch, type CompiledBehaviour, type SimulatorBehaviour } from './behaviour.js';
 import { SimStatus, statusName } from './command-status.js';
 import { SimConnection, type ConnectionHost } from './connection.js';
@@ -273,7 +273,7 @@ export class SmscSimulator {
       sourceAddrTon: pdu.sourceAddrTon, sourceAddrNpi: pdu.sourceAddrNpi, sourceAddr: pdu.sourceAddr,
       destAddrTon: pdu.destAddrTon, destAddrNpi: pdu.destAddrNpi, destinationAddr: pdu.destinationAddr,
       dataCoding: pdu.dataCoding, esmClass: pdu.esmClass, shortMessage: pdu.shortMessage, registeredDelivery: pdu.registeredDelivery,
-      scheduleDeliveryTime: pdu.scheduleDeliveryTime, validityPeriod: pdu.validityPeriod, messageId, tlvs: pdu.tlvs,
+      scheduleDeliveryTime: pdu.scheduleDeliveryTime, validityPeriod: pdu.validityPeriod, messageId, tlvs: recordedTlvs(pdu.tlvs),
     });
   }
 
@@ -296,4 +296,14 @@ export class SmscSimulator {
       record: (bindId, pdu, messageId) => this.#record(bindId, pdu, messageId),
     };
   }
+}
+
+/**
+ * The optional parameters of a recorded submit_sm, vendor ones (`other`) with their tags and
+ * values: each value copied, since the decoder's is a view into the frame, and a record must not
+ * keep the socket's whole chunk alive.
+ */
+function recordedTlvs(tlvs: Tlvs | undefined): Tlvs | undefined {
+  if (tlvs?.other === undefined) return tlvs;
+  return { ...tlvs, other: tlvs.other.map((t) => ({ tag: t.tag, value: Buffer.from(t.value) })) };
 }

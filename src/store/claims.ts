@@ -19,6 +19,12 @@ export interface ClaimedMessage extends SubmitAddressing {
   parts: Array<StoredPartBody & { part: number; attempts: number }>;
 }
 
+/** What `releaseTurns` did: messages released, and when the next turn is due. */
+export interface TurnsReleased {
+  released: number;
+  nextAt: number | null;
+}
+
 /** The outcome of one part's submit, as the dispatcher decided it from the pool's outcome. */
 export type PartResult =
   | { part: number; kind: 'accepted'; smscId: string; matchKey: string; bind: string; attempts: number }
@@ -116,7 +122,8 @@ export interface SubmitClaims {
 
   /**
    * Releases the next message of each spaced batch whose turn has come (`NewBatch.spacingMs`).
-   * Returns when a turn is due next (null: no spaced batch waits), so the dispatcher wakes then.
+   * Returns how many it released, and when a turn is due next (null: no spaced batch waits), so
+   * the dispatcher wakes then.
    */
-  releaseTurns(now: number): Promise<number | null>;
+  releaseTurns(now: number): Promise<TurnsReleased>;
 }

@@ -5,6 +5,7 @@
  */
 
 import type { Recurrence } from '../core/recurrence.js';
+import type { RegulatoryIds, VendorTlv } from '../sms/regulatory.js';
 import type { NewIdempotencyKey } from './idempotency.js';
 
 /** One submit_sm body as composed at accept time (the concatenation reference is fixed then). */
@@ -28,6 +29,8 @@ export interface SubmitAddressing {
   destNpi: number;
   /** SMPP validity_period string ('' = SMSC default). */
   validityPeriod: string;
+  /** Vendor-specific TLVs on every part: the regulatory ids in its upstream's tags. Absent or empty: none. */
+  vendorTlvs?: VendorTlv[];
 }
 
 export interface NewMessage extends SubmitAddressing {
@@ -53,6 +56,8 @@ export interface NewMessage extends SubmitAddressing {
   expiresAt: number | null;
   /** Not sent before this instant (a schedule); null = at once. */
   notBefore: number | null;
+  /** The registry ids the send gave, kept to compose it again for another upstream (failover). Absent: none. */
+  regulatory?: RegulatoryIds;
   parts: StoredPartBody[];
 }
 

@@ -5,6 +5,7 @@
  * upstream, so a message moves whole or not at all, and only while none of its parts has left the
  * queue and a claim could take it now. The contract every role shares (commits, times) is in `store.ts`.
  */
+import type { RegulatoryIds, VendorTlv } from '../sms/regulatory.js';
 import type { Encoding } from '../sms/segment.js';
 import type { StoredPartBody } from './intake.js';
 
@@ -21,6 +22,8 @@ export interface MovableMessage {
   messageType: 'TEXT' | 'UNICODE';
   /** The SMPP validity_period stored with it ('' = the SMSC's default): kept as it is on a move. */
   validityPeriod: string;
+  /** The registry ids it was sent with, for the new upstream's tags. Absent: none. */
+  regulatory?: RegulatoryIds;
   /** The highest attempts of its parts (uncertain resends count). */
   attempts: number;
   /** Its place in the queue: `movable`'s `after` continues past it. */
@@ -37,6 +40,8 @@ export interface MessageMove {
   registeredDelivery: number;
   sourceTon: number;
   sourceNpi: number;
+  /** Its regulatory ids in the new upstream's tags, replacing those it had. Absent or empty: none. */
+  vendorTlvs?: VendorTlv[];
   /** The message composed again for `upstream`: its new parts (may be more or fewer than before), at least one. */
   parts: StoredPartBody[];
 }
@@ -61,7 +66,7 @@ export interface MessageRerouting {
    * took it first, or its batch was paused since the list): its parts are replaced by `parts`
    * (queued, not held, each with `attempts` = the old parts' highest, the same not-before/retry time
    * as before, changed at `now`: ready for the new upstream's dispatcher since then), and the
-   * message's upstream, encoding, registered_delivery and source TON/NPI are set. Its status, batch
+   * message's upstream, encoding, registered_delivery, source TON/NPI and vendor TLVs are set. Its status, batch
    * and schedule stay, and a later pause or abort of its batch reaches it on the new upstream; no
    * status event is written (its status has not changed). One commit for the whole call. Returns the
    * ids moved, in the order given. A move without parts is a caller's bug (INTERNAL), and then

@@ -11,6 +11,7 @@ import type { DeadEvent } from './event-resends.js';
 import type { InboundRecord } from './inbound.js';
 import type { StoredPartBody } from './intake.js';
 import type { OutboxEvent } from './outbox.js';
+import { unpackTlvs } from './rules/regulatory.js';
 import type { MessageView, PartView } from './status-reads.js';
 
 export interface BatchRow {
@@ -76,6 +77,8 @@ export interface MessageRow {
   events: number;
   created_at: number;
   updated_at: number;
+  /** The TLVs every part carries, packed (`rules/regulatory.ts`); null: none. */
+  vendor_tlvs: Buffer | null;
 }
 
 export interface PartRow {
@@ -213,7 +216,8 @@ export type PartBodyRow = Pick<PartRow, 'data_coding' | 'esm_class' | 'short_mes
  * (so a claim needs no second read), and nothing a claim does not use.
  */
 export type QueuedPartRow = PartBodyRow & Pick<PartRow, 'message_id' | 'part' | 'upstream' | 'attempts'>
-  & Pick<MessageRow, 'client' | 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'>;
+  & Pick<MessageRow, 'client' | 'source' | 'destination' | 'registered_delivery' | 'source_ton' | 'source_npi' | 'dest_ton' | 'dest_npi' | 'validity_period'
+    | 'vendor_tlvs'>;
 
 export type ClaimedPart = ClaimedMessage['parts'][number];
 
@@ -223,6 +227,7 @@ export function toClaimedPart(p: QueuedPartRow): ClaimedPart {
 
 /** A claimed message from one of its queued parts (each carries the addressing), with `parts`. */
 export function toClaimedMessage(first: QueuedPartRow, parts: ClaimedPart[]): ClaimedMessage {
+  const vendorTlvs = unpackTlvs(first.vendor_tlvs);
   return {
     id: first.message_id,
     client: first.client,
@@ -235,6 +240,7 @@ export function toClaimedMessage(first: QueuedPartRow, parts: ClaimedPart[]): Cl
     destTon: first.dest_ton,
     destNpi: first.dest_npi,
     validityPeriod: first.validity_period,
+    ...(vendorTlvs.length > 0 ? { vendorTlvs } : {}),
     parts,
   };
 }

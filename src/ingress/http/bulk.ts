@@ -28,6 +28,7 @@ import { ApiError } from '../../api/errors.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, RequestFingerprint } from '../../api/idempotency-key.js';
 import type { bulkResponseSchema } from '../../api/responses.js';
 import { scheduleFrom, spacingMsOf } from '../../api/schedule-time.js';
+import { regulatoryFrom } from '../../api/send-request.js';
 import { bulkRequestSchema, parseInput, type BulkRequest } from '../../api/validation.js';
 import { runKeyedUpload, type KeyedUpload } from './bulk-idempotency.js';
 import type { HttpBulkWriter, RouteContext } from './context.js';
@@ -176,6 +177,7 @@ class BulkUpload {
     assertSenderAllowed(this.client, request.senderId);
     const { clock, acceptor } = this.ctx.deps;
     const schedule = scheduleFrom({ flag: request.schedule, time: request.time, gmt: request.gmt, repeat: request.repeat }, 'schedule', `${REQUEST_PART}.`, clock.wallNow());
+    const regulatory = regulatoryFrom(request);
     const writer = await acceptor.startBulk({
       client: this.client.name,
       senderId: request.senderId,
@@ -185,6 +187,7 @@ class BulkUpload {
       ...(request.campaignName != null ? { campaignName: request.campaignName } : {}),
       ...(schedule ? { schedule } : {}),
       spacingMs: spacingMsOf(request.delay),
+      ...(regulatory ? { regulatory } : {}),
     });
     return { request, writer };
   }

@@ -11,6 +11,7 @@ import type { Accepted, AcceptRequest, NewMessage } from '../intake.js';
 import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
+import { packTlvs, regulatoryColumns } from '../rules/regulatory.js';
 import { submittedEvent } from '../status-events.js';
 import type { Queryable, Tx } from './db.js';
 import { recordKeys } from './idempotency.js';
@@ -114,14 +115,16 @@ async function existingBatch(tx: Tx, spaces: LockSpaces, batchId: number, client
 // the request's order: claims take the messages in the order they were accepted.
 const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, client, upstream, route, batch_id, source, destination, text, message_type, encoding,
     campaign_name, registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
-    status, events, created_at, updated_at)
+    status, events, created_at, updated_at, pe_id, template_id, telemarketer_id, vendor_tlvs)
   SELECT u.id, u.client, u.upstream, u.route, $1, u.source, u.destination, u.text, u.message_type, u.encoding, u.campaign_name,
     u.registered_delivery, u.source_ton, u.source_npi, u.dest_ton, u.dest_npi, u.validity_period, u.expires_at, u.not_before,
-    'SUBMITTED', u.events, u.now, u.now
+    'SUBMITTED', u.events, u.now, u.now, u.pe_id, u.template_id, u.telemarketer_id, u.vendor_tlvs
   FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-    $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[], $21::text[])
+    $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::bigint[], $19::bigint[], $20::smallint[], $21::text[],
+    $22::text[], $23::text[], $24::text[], $25::bytea[])
     WITH ORDINALITY AS u(now, id, client, upstream, source, destination, text, message_type, encoding, campaign_name,
-      registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, route, n)
+      registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before, events, route,
+      pe_id, template_id, telemarketer_id, vendor_tlvs, n)
   ORDER BY u.n
   RETURNING seq, id`;
 
@@ -147,13 +150,15 @@ const NO_CLAIM: AcceptClaim = { instanceId: '', leaseMs: 0 };
 
 async function insertMessages(tx: Tx, rows: readonly NewRow[], target: AcceptTarget, claim: AcceptClaim = NO_CLAIM): Promise<void> {
   const col = <T>(f: (m: NewMessage) => T): T[] => rows.map((r) => f(r.m));
+  const ids = rows.map((r) => regulatoryColumns(r.m.regulatory));
   const inserted = await tx.rows<{ seq: number; id: string }>(INSERT_MESSAGES_SQL, [
     target.batchId, rows.map((r) => r.now),
     col((m) => m.id), col((m) => m.client), col((m) => m.upstream), col((m) => m.source), col((m) => m.destination),
     col((m) => m.text), col((m) => m.messageType), col((m) => m.encoding), col((m) => m.campaignName),
     col((m) => m.registeredDelivery), col((m) => m.sourceTon), col((m) => m.sourceNpi), col((m) => m.destTon), col((m) => m.destNpi),
     col((m) => m.validityPeriod), col((m) => m.expiresAt), col((m) => m.notBefore), col((m) => (m.events ? 1 : 0)),
-    col((m) => m.route),
+    col((m) => m.route), ids.map((c) => c.pe_id), ids.map((c) => c.template_id), ids.map((c) => c.telemarketer_id),
+    col((m) => packTlvs(m.vendorTlvs)),
   ]);
   const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
   const parts = rows.flatMap(({ m, now, claimed }) => m.parts.map((p, i) => ({ m, p, now, claimed, part: i + 1 })));

@@ -6,6 +6,7 @@
  */
 import type { Migration } from '../rules/migrations.js';
 import { decideTurn, type TurnRow } from '../rules/batch-turns.js';
+import type { TurnsReleased } from '../claims.js';
 import type { Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 
@@ -27,8 +28,9 @@ const TURNING = `FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id
   WHERE b.next_turn_at IS NOT NULL AND b.state = 'active' AND (s.id IS NULL OR s.state = 'released')`;
 const TURN_COLUMNS = 'b.id, b.spacing_ms, b.turns_through, b.next_turn_at, b.turn_waits';
 
-/** Releases the next message of every spaced batch whose turn has come; returns when the next turn is due. */
-export async function releaseTurns(tx: Tx, spaces: LockSpaces, now: number): Promise<number | null> {
+/** Releases the next message of every spaced batch whose turn has come; returns how many, and when the next turn is due. */
+export async function releaseTurns(tx: Tx, spaces: LockSpaces, now: number): Promise<TurnsReleased> {
+  let released = 0;
   const due = await tx.rows<{ id: number }>(`SELECT b.id ${TURNING} AND b.next_turn_at <= $1 ORDER BY b.id`, [now]);
   for (const { id } of due) {
     await lockBatchGate(tx, spaces, id);
@@ -44,9 +46,10 @@ export async function releaseTurns(tx: Tx, spaces: LockSpaces, now: number): Pro
       // Locked in part order, the order claims lock a message's parts in.
       await tx.run(`UPDATE parts SET held = 0 WHERE (message_id, part) IN (
         SELECT message_id, part FROM parts WHERE message_id = $1 AND state <> 'done' ORDER BY part FOR UPDATE)`, [next.id]);
+      released++;
     }
     await tx.run('UPDATE batches SET turns_through = $1, next_turn_at = $2, turn_waits = $3 WHERE id = $4',
       [turn.turnsThrough, turn.nextTurnAt, turn.turnWaits, batch.id]);
   }
-  return (await tx.row<{ at: number | null }>(`SELECT MIN(b.next_turn_at) AS at ${TURNING}`))?.at ?? null;
+  return { released, nextAt: (await tx.row<{ at: number | null }>(`SELECT MIN(b.next_turn_at) AS at ${TURNING}`))?.at ?? null };
 }

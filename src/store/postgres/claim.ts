@@ -68,7 +68,8 @@ export const CLAIM_SQL = `WITH RECURSIVE ${QUEUED_CLIENTS}, heads AS (
   )
   SELECT taken.message_id, taken.part, taken.upstream, taken.attempts, taken.data_coding, taken.esm_class, taken.short_message,
     taken.sar_ref, taken.sar_total, taken.sar_seq, taken.payload,
-    m.client, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period
+    m.client, m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period,
+    m.vendor_tlvs
   FROM taken JOIN messages m ON m.id = taken.message_id
   ORDER BY taken.message_seq, taken.part`;
 

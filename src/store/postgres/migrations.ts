@@ -16,6 +16,7 @@ import { PG_EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { PG_IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { PG_RECORDS_MIGRATION } from './message-records.js';
 import { PG_RECURRENCE_MIGRATION } from './recurrence.js';
+import { regulatoryMigration } from '../rules/regulatory.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -351,6 +352,7 @@ CREATE INDEX parts_movable ON parts (upstream, message_seq) WHERE state = 'queue
   PG_ADMIN_MIGRATION,
   PG_RECORDS_MIGRATION,
   PG_EVENT_DELIVERIES_MIGRATION,
+  regulatoryMigration('BYTEA'),
   PG_BATCH_TURNS_MIGRATION,
   PG_RECURRENCE_MIGRATION,
 ];

@@ -25,7 +25,7 @@ import pg from 'pg';
 import { SystemClock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
-import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
+import type { ClaimedMessage, ClaimShares, PartResult, TurnsReleased } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
@@ -248,7 +248,7 @@ export class PostgresStore implements Store {
 
   releaseDue(now: number): Promise<number> { return this.#tx((tx) => releaseDue(tx, this.#ctx.spaces, now)); }
 
-  releaseTurns(now: number): Promise<number | null> { return this.#tx((tx) => releaseTurns(tx, this.#ctx.spaces, now)); }
+  releaseTurns(now: number): Promise<TurnsReleased> { return this.#tx((tx) => releaseTurns(tx, this.#ctx.spaces, now)); }
 
   counts(): Promise<StoreCounts> {
     return this.#readTx((tx) => counts(tx));

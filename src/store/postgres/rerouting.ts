@@ -18,6 +18,7 @@
  */
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import { carriedOver, checkMoves, toMovable, type CarriedOver, type MovableRow, type MovingPartRow } from '../rules/rerouting.js';
+import { packTlvs } from '../rules/regulatory.js';
 import type { MessageRow } from '../rows.js';
 import type { Queryable, Tx } from './db.js';
 import type { LockSpaces } from './locks.js';
@@ -31,7 +32,7 @@ import { plannedEachRun } from './statements.js';
  * rare statement, whose generic plan would be made for the table as it was at its first runs.
  */
 export const MOVABLE_SQL = plannedEachRun(`SELECT m.id, m.seq, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type,
-    m.validity_period, a.attempts
+    m.validity_period, m.pe_id, m.template_id, m.telemarketer_id, a.attempts
   FROM parts p
     CROSS JOIN LATERAL (SELECT max(q.attempts) AS attempts, bool_and(q.state = 'queued') AS queued FROM parts q
       WHERE q.message_id = p.message_id) a
@@ -74,9 +75,9 @@ export const MOVE_SQL = {
       sar_total, sar_seq, payload, attempts, not_before)`,
   /** Planned each run, as the flush of status writes (`writes.ts`): the arrays joined by the key. */
   updateMessages: plannedEachRun(`UPDATE messages m SET upstream = u.upstream, encoding = u.encoding,
-    registered_delivery = u.registered_delivery, source_ton = u.source_ton, source_npi = u.source_npi
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[])
-    AS u(id, upstream, encoding, registered_delivery, source_ton, source_npi)
+    registered_delivery = u.registered_delivery, source_ton = u.source_ton, source_npi = u.source_npi, vendor_tlvs = u.vendor_tlvs
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::bytea[])
+    AS u(id, upstream, encoding, registered_delivery, source_ton, source_npi, vendor_tlvs)
   WHERE m.id = u.id`),
 } as const;
 
@@ -122,6 +123,7 @@ export async function move(tx: Tx, spaces: LockSpaces, moves: readonly MessageMo
   await tx.run(MOVE_SQL.updateMessages, [
     moving.map((m) => m.mv.id), moving.map((m) => m.mv.upstream), moving.map((m) => m.mv.encoding),
     moving.map((m) => m.mv.registeredDelivery), moving.map((m) => m.mv.sourceTon), moving.map((m) => m.mv.sourceNpi),
+    moving.map((m) => packTlvs(m.mv.vendorTlvs)),
   ]);
   return moving.map((m) => m.mv.id);
 }

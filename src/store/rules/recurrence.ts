@@ -52,7 +52,8 @@ export const NEW_BATCH_COLUMNS = [
 
 /** The message columns a run's copy takes from the released one as they are (both stores' INSERT … SELECT). */
 export const COPIED_MESSAGE_COLUMNS = ['client', 'upstream', 'route', 'source', 'destination', 'text', 'message_type', 'encoding', 'campaign_name',
-  'registered_delivery', 'source_ton', 'source_npi', 'dest_ton', 'dest_npi', 'validity_period', 'events'] as const;
+  'registered_delivery', 'source_ton', 'source_npi', 'dest_ton', 'dest_npi', 'validity_period', 'events',
+  'pe_id', 'template_id', 'telemarketer_id', 'vendor_tlvs'] as const;
 
 export const NEW_MESSAGE_COLUMNS = ['seq', 'id', 'batch_id', 'expires_at', 'not_before', 'status', 'reason', 'processed', 'created_at', 'updated_at'] as const;
 

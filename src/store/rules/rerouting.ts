@@ -7,12 +7,14 @@ import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { PartState } from '../claims.js';
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import type { MessageRow } from '../rows.js';
+import { regulatoryIds, type RegulatoryColumns } from './regulatory.js';
 
 /** A message that `movable` lists, as both stores read it: its columns, and its parts' highest attempts. */
 export type MovableRow = Pick<MessageRow, 'id' | 'client' | 'upstream' | 'route' | 'source' | 'destination' | 'text' | 'message_type'
-  | 'validity_period' | 'seq'> & { attempts: number };
+  | 'validity_period' | 'seq'> & RegulatoryColumns & { attempts: number };
 
 export function toMovable(r: MovableRow): MovableMessage {
+  const regulatory = regulatoryIds(r);
   return {
     id: r.id,
     client: r.client,
@@ -23,6 +25,7 @@ export function toMovable(r: MovableRow): MovableMessage {
     text: r.text,
     messageType: r.message_type,
     validityPeriod: r.validity_period,
+    ...(Object.keys(regulatory).length > 0 ? { regulatory } : {}),
     attempts: r.attempts,
     seq: Number(r.seq),
   };

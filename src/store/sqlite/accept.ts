@@ -6,6 +6,7 @@ import type { Accepted, AcceptRequest, NewMessage } from '../intake.js';
 import {
   appendTarget, checkAcceptTarget, checkHasParts, newBatchTarget, NO_BATCH, type AcceptTarget, type AppendedBatchRow,
 } from '../rules/batches.js';
+import { packTlvs, regulatoryColumns } from '../rules/regulatory.js';
 import { submittedEvent } from '../status-events.js';
 import { recordKey } from './idempotency.js';
 import { writeStatusEvent } from './outbox.js';
@@ -55,14 +56,15 @@ function resolveTarget(sql: Sql, request: AcceptRequest): AcceptTarget {
 
 function insertMessage(sql: Sql, m: NewMessage, target: AcceptTarget, now: number): void {
   checkHasParts(m);
+  const ids = regulatoryColumns(m.regulatory);
   const inserted = sql.run(
     `INSERT INTO messages (id, client, upstream, route, batch_id, source, destination, text, message_type, encoding, campaign_name,
        registered_delivery, source_ton, source_npi, dest_ton, dest_npi, validity_period, expires_at, not_before,
-       status, events, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?, ?)`,
+       status, events, created_at, updated_at, pe_id, template_id, telemarketer_id, vendor_tlvs)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'SUBMITTED', ?, ?, ?, ?, ?, ?, ?)`,
     m.id, m.client, m.upstream, m.route, target.batchId, m.source, m.destination, m.text, m.messageType, m.encoding, m.campaignName,
     m.registeredDelivery, m.sourceTon, m.sourceNpi, m.destTon, m.destNpi, m.validityPeriod, m.expiresAt, m.notBefore,
-    m.events ? 1 : 0, now, now,
+    m.events ? 1 : 0, now, now, ids.pe_id, ids.template_id, ids.telemarketer_id, packTlvs(m.vendorTlvs),
   );
   const seq = Number(inserted.lastInsertRowid);
   m.parts.forEach((p, i) => {

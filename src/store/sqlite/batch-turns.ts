@@ -5,6 +5,7 @@
  */
 import type { Migration } from '../rules/migrations.js';
 import { decideTurn, type TurnRow } from '../rules/batch-turns.js';
+import type { TurnsReleased } from '../claims.js';
 import type { Sql } from './sql.js';
 
 /**
@@ -39,17 +40,21 @@ const NEXT_SQL = `SELECT seq, id FROM messages INDEXED BY messages_batch
   WHERE batch_id = ? AND seq > ? AND processed = 0 ORDER BY seq LIMIT 1`;
 
 /**
- * Releases the next message of every spaced batch whose turn has come. Returns the earliest time
- * a turn is due next (null: no spaced batch waits), for the dispatcher's timer.
+ * Releases the next message of every spaced batch whose turn has come. Returns how many, and the
+ * earliest time a turn is due next (null: no spaced batch waits), for the dispatcher's timer.
  */
-export function releaseTurns(sql: Sql, now: number): number | null {
+export function releaseTurns(sql: Sql, now: number): TurnsReleased {
+  let released = 0;
   for (const batch of sql.all<TurnRow>(DUE_SQL, now)) {
     const waiting = batch.turns_through > 0 && sql.get(STILL_QUEUED_SQL, batch.turns_through) !== undefined;
     const next = waiting ? undefined : sql.get<{ seq: number; id: string }>(NEXT_SQL, batch.id, batch.turns_through);
     const turn = decideTurn(batch, now, waiting, next?.seq ?? null);
-    if (turn.release !== null && next) sql.run("UPDATE parts SET held = 0 WHERE message_id = ? AND state <> 'done'", next.id);
+    if (turn.release !== null && next) {
+      sql.run("UPDATE parts SET held = 0 WHERE message_id = ? AND state <> 'done'", next.id);
+      released++;
+    }
     sql.run('UPDATE batches SET turns_through = ?, next_turn_at = ?, turn_waits = ? WHERE id = ?',
       turn.turnsThrough, turn.nextTurnAt, turn.turnWaits, batch.id);
   }
-  return sql.get<{ at: number | null }>(NEXT_DUE_SQL)?.at ?? null;
+  return { released, nextAt: sql.get<{ at: number | null }>(NEXT_DUE_SQL)?.at ?? null };
 }

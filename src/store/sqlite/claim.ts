@@ -42,7 +42,7 @@ export const CLAIM_SQL = {
       p.sar_total, p.sar_seq, p.payload, p.status, p.smsc_id, p.match_key, p.bind, p.attempts, p.reason,
       m.source, m.destination, m.registered_delivery, m.source_ton, m.source_npi, m.dest_ton, m.dest_npi, m.validity_period,
       m.client, m.status, m.reason, m.processed, m.events, m.updated_at,
-      (SELECT COUNT(*) FROM parts a WHERE a.message_id = p.message_id)
+      (SELECT COUNT(*) FROM parts a WHERE a.message_id = p.message_id), m.vendor_tlvs
     FROM json_each(?) c
       JOIN parts p ON p.message_id = c.value AND +p.state = 'queued'
       JOIN messages m ON m.id = p.message_id
@@ -100,7 +100,7 @@ type ClaimColumns = [
   source: string, destination: string, registered_delivery: number, source_ton: number, source_npi: number, dest_ton: number,
   dest_npi: number, validity_period: string,
   client: string, message_status: MessageRow['status'], message_reason: string | null, processed: number, events: number,
-  message_updated_at: number, part_count: number,
+  message_updated_at: number, part_count: number, vendor_tlvs: Buffer | null,
 ];
 
 /** A queued part as the claim leaves it (inflight, changed now): with its message's status columns, and how many parts the message has. */
@@ -119,7 +119,7 @@ function claimRow(c: ClaimColumns, now: number): ClaimRow {
     source: c[17], destination: c[18], registered_delivery: c[19], source_ton: c[20], source_npi: c[21], dest_ton: c[22],
     dest_npi: c[23], validity_period: c[24],
     client: c[25], message_status: c[26], message_reason: c[27], processed: c[28], events: c[29], message_updated_at: c[30],
-    part_count: c[31],
+    part_count: c[31], vendor_tlvs: c[32],
   };
 }
 

@@ -9,6 +9,7 @@ import { EVENT_DELIVERIES_MIGRATION } from './event-delivery.js';
 import { IDEMPOTENCY_MIGRATION } from './idempotency.js';
 import { RECORDS_MIGRATION } from './message-records.js';
 import { RECURRENCE_MIGRATION } from './recurrence.js';
+import { regulatoryMigration } from '../rules/regulatory.js';
 
 /**
  * Notes on migration 1:
@@ -372,6 +373,6 @@ ALTER TABLE messages ADD COLUMN route TEXT;
 CREATE INDEX parts_movable ON parts (upstream, message_seq, not_before, expires_at) WHERE state = 'queued' AND part = 1 AND held = 0;
 `,
   },
-  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION, BATCH_TURNS_MIGRATION,
+  IDEMPOTENCY_MIGRATION, ADMIN_MIGRATION, RECORDS_MIGRATION, EVENT_DELIVERIES_MIGRATION, regulatoryMigration('BLOB'), BATCH_TURNS_MIGRATION,
   RECURRENCE_MIGRATION,
 ];

@@ -7,6 +7,7 @@
  */
 import type { MessageMove, MovableMessage } from '../rerouting.js';
 import { carriedOver, checkMoves, toMovable, type MovableRow, type MovingPartRow } from '../rules/rerouting.js';
+import { packTlvs } from '../rules/regulatory.js';
 import type { MessageRow } from '../rows.js';
 import type { Sql } from './sql.js';
 
@@ -17,6 +18,7 @@ import type { Sql } from './sql.js';
  * each candidate's few parts by the primary key. Parameters: upstream, after, now, now, limit.
  */
 export const MOVABLE_SQL = `SELECT m.id, m.seq, m.client, m.upstream, m.route, m.source, m.destination, m.text, m.message_type, m.validity_period,
+    m.pe_id, m.template_id, m.telemarketer_id,
     (SELECT MAX(q.attempts) FROM parts q WHERE q.message_id = p.message_id) AS attempts
   FROM parts p INDEXED BY parts_movable JOIN messages m ON m.id = p.message_id
   WHERE p.upstream = ? AND p.state = 'queued' AND p.part = 1 AND p.held = 0 AND p.message_seq > ?
@@ -39,7 +41,8 @@ const DELETE_PARTS_SQL = 'DELETE FROM parts WHERE message_id = ?';
 const INSERT_PART_SQL = `INSERT INTO parts (message_id, part, message_seq, upstream, client, batch_id, expires_at, held, data_coding, esm_class,
     short_message, sar_ref, sar_total, sar_seq, payload, state, status, attempts, not_before, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 'SUBMITTED', ?, ?, ?)`;
-const UPDATE_MESSAGE_SQL = `UPDATE messages SET upstream = ?, encoding = ?, registered_delivery = ?, source_ton = ?, source_npi = ?
+const UPDATE_MESSAGE_SQL = `UPDATE messages SET upstream = ?, encoding = ?, registered_delivery = ?, source_ton = ?, source_npi = ?,
+    vendor_tlvs = ?
   WHERE id = ?`;
 
 /** `MessageRerouting.move`, in the caller's transaction. */
@@ -60,7 +63,7 @@ export function move(sql: Sql, moves: readonly MessageMove[], now: number): stri
         kept.attempts, kept.not_before, now,
       );
     });
-    sql.run(UPDATE_MESSAGE_SQL, mv.upstream, mv.encoding, mv.registeredDelivery, mv.sourceTon, mv.sourceNpi, mv.id);
+    sql.run(UPDATE_MESSAGE_SQL, mv.upstream, mv.encoding, mv.registeredDelivery, mv.sourceTon, mv.sourceNpi, packTlvs(mv.vendorTlvs), mv.id);
     // Its status rows changed beside the memory of them (`status-cache.ts`). A message with every
     // part queued is not kept there now (a requeue forgets it); forgotten all the same, so that a
     // change to what is kept cannot leave the old parts in memory. A queued part has no match

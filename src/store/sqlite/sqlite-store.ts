@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.js';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import { asStoreError } from '../store-error.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
-import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
+import type { ClaimedMessage, ClaimShares, PartResult, TurnsReleased } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
@@ -230,7 +230,7 @@ export class SqliteStore implements Store {
     return this.#writes.run(() => releaseDue(this.#sql, now));
   }
 
-  releaseTurns(now: number): Promise<number | null> {
+  releaseTurns(now: number): Promise<TurnsReleased> {
     return this.#writes.run(() => releaseTurns(this.#sql, now));
   }
 

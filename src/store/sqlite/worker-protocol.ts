@@ -68,6 +68,7 @@ function reviveBody(part: StoredPartBody): void {
 export function reviveArgs(method: StoreMethod, args: unknown[]): unknown[] {
   if (method === 'accept') {
     for (const message of (args[0] as AcceptRequest).messages) message.parts.forEach(reviveBody);
+    // The vendor TLVs are packed into one BLOB (`packTlvs`), which takes a Uint8Array as it is.
   } else if (method === 'move') {
     for (const moved of args[0] as MessageMove[]) moved.parts.forEach(reviveBody);
   } else if (method === 'recordInbound') {
@@ -82,6 +83,9 @@ export function reviveArgs(method: StoreMethod, args: unknown[]): unknown[] {
 
 /** The claimed parts' bodies become Buffers again (the pool writes them into PDUs). */
 export function reviveClaimed(messages: ClaimedMessage[]): ClaimedMessage[] {
-  for (const message of messages) message.parts.forEach(reviveBody);
+  for (const message of messages) {
+    message.parts.forEach(reviveBody);
+    message.vendorTlvs?.forEach((t) => { t.value = asBuffer(t.value); });
+  }
   return messages;
 }

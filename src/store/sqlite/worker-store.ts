@@ -9,7 +9,7 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ErrorCode, SmppdError } from '../../core/errors.js';
 import type { Batch, BatchState, Schedule } from '../batches.js';
-import type { ClaimedMessage, ClaimShares, PartResult } from '../claims.js';
+import type { ClaimedMessage, ClaimShares, PartResult, TurnsReleased } from '../claims.js';
 import type { DeadEvent, ResendFilter, ResentDeadEvents } from '../event-resends.js';
 import type { IdempotencyKeyRef, IdempotencyRecord, IdempotentResponse } from '../idempotency.js';
 import type { ExpiredInbound, InboundPartOutcome, InboundPartRecord, InboundRecord } from '../inbound.js';
@@ -181,7 +181,7 @@ export class SqliteWorkerStore implements Store {
     return this.#call('releaseDue', [now]);
   }
 
-  releaseTurns(now: number): Promise<number | null> {
+  releaseTurns(now: number): Promise<TurnsReleased> {
     return this.#call('releaseTurns', [now]);
   }
 

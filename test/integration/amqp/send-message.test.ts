@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, SmppdError } from '../../../src/core/errors.js';
+import { MessageComposer } from '../../../src/dispatch/compose.js';
 import { queueAccess } from '../../../src/ingress/amqp/queue-identity.js';
 import { REFUSAL_MESSAGE_MAX, classifyFailure, readSendMessage, type ReadOptions } from '../../../src/ingress/amqp/send-message.js';
 import { CLIENTS, ERROR_FIELDS, WALL_START } from '../../support/http.js';
@@ -24,6 +25,15 @@ describe('a queue message', () => {
       ok: true, reference: 'r-1',
       request: { client: 'app', senderId: 'MyBrand', destination: '447700900123', message: 'Hello', messageType: 'TEXT', expiryHour: 2, campaignName: 'spring' },
     });
+  });
+
+  it('carries the regulatory ids like sendSms, a null or empty one not given', () => {
+    expect(read({ ...valid, peId: '1101', templateId: null, telemarketerId: '1702' })).toMatchObject({
+      ok: true, request: { regulatory: { peId: '1101', telemarketerId: '1702' } },
+    });
+    const none = read({ ...valid, peId: null, templateId: '' });
+    expect(none.ok).toBe(true);
+    expect(none.ok && 'regulatory' in none.request).toBe(false);
   });
 
   it('names its client, or is the default client\'s', () => {
@@ -124,6 +134,23 @@ describe('a failed send', () => {
   it('is refused when the HTTP API answers 4xx for it', () => {
     expect(classifyFailure(new SmppdError(ErrorCode.TEXT_NOT_GSM7, 'not GSM-7: Ж'), 'amqp://q')).toEqual({
       kind: 'refuse', refusal: { status: 400, error: 'Bad Request', message: 'not GSM-7: Ж', errorCode: 'TEXT_NOT_GSM7', requestUri: 'amqp://q' },
+    });
+  });
+
+  it('is refused VALIDATION, as over HTTP, when its upstream requires a regulatory id it lacks', () => {
+    const composer = new MessageComposer({
+      defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10, requestReceipts: true,
+      regulatoryTlvs: { peId: 0x1400, templateId: 0x1401 }, requireRegulatory: true,
+    });
+    let thrown: unknown;
+    try {
+      composer.compose({ source: 'MyBrand', destination: '', text: 'Hello', regulatory: { peId: '1101' } });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(classifyFailure(thrown, 'amqp://q')).toEqual({
+      kind: 'refuse',
+      refusal: { status: 400, error: 'Bad Request', message: 'templateId: is required by the upstream this destination is sent through', errorCode: 'VALIDATION', requestUri: 'amqp://q' },
     });
   });
 

@@ -47,7 +47,7 @@ describePg('PostgresStore migrations and instances', () => {
         { version: 6, name: 'parked receipts per upstream' }, { version: 7, name: 'fair sharing between clients' },
         { version: 8, name: 'inbound parts by concatenation scheme' }, { version: 9, name: 'routes and failover' },
         { version: 10, name: 'idempotency keys' }, { version: 11, name: 'upstream suspensions and message search' },
-        { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' },
+        { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' }, { version: 14, name: 'regulatory ids' },
         { version: 15, name: 'spaced batches' }, { version: 16, name: 'recurring schedules' }]);
     const tables = (await schema.sql<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name])).map((t) => t.table_name);

@@ -122,7 +122,7 @@ describePg('PostgresStore query plans of the hot path, before any ANALYZE', () =
     const lock = (await plans(MOVE_SQL.lock, [['m0-1', 'm0-2']])).custom;
     noScanOf(lock, 'parts', 'messages');
     expect(lock).not.toMatch(ARRAY_SEARCH_PER_ROW);
-    const update = (await plans(MOVE_SQL.updateMessages, [['m0-1'], ['up2'], ['GSM-7'], [1], [5], [0]])).custom;
+    const update = (await plans(MOVE_SQL.updateMessages, [['m0-1'], ['up2'], ['GSM-7'], [1], [5], [0], [null]])).custom;
     noScanOf(update, 'messages');
     expect(update).not.toMatch(ARRAY_SEARCH_PER_ROW);
   });

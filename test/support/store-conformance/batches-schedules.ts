@@ -162,6 +162,8 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
     });
 
     describe('a spaced batch (sendbulk delay)', () => {
+      /** Releases the turns due at `now`; when the next is due. */
+      const nextTurn = async (now: number) => (await t.store.releaseTurns(now)).nextAt;
       const spaced = (messages: string[], now = 1_000, schedule?: number) => t.store.accept({
         messages: messages.map((n) => newMessage(n)), batch: { ...bulk, spacingMs: 1_000 }, now,
         ...(schedule === undefined ? {} : { schedule: { client: 'acme', runAt: schedule, repeat: null } }),
@@ -171,22 +173,22 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         await spaced(['a', 'b', 'c']);
         await t.store.accept({ messages: [newMessage('solo')], now: 1_001 });
         expect(ids(await t.store.claim('up1', 1_001, 10))).toEqual(['solo']);
-        expect(await t.store.releaseTurns(1_002)).toBe(2_002);
+        expect(await t.store.releaseTurns(1_002)).toEqual({ released: 1, nextAt: 2_002 });
         expect(ids(await t.store.claim('up1', 1_003, 10))).toEqual(['a']);
-        expect(await t.store.releaseTurns(1_500)).toBe(2_002); // not its turn yet
+        expect(await t.store.releaseTurns(1_500)).toEqual({ released: 0, nextAt: 2_002 }); // not its turn yet
         expect(await t.store.claim('up1', 1_501, 10)).toEqual([]);
-        expect(await t.store.releaseTurns(2_002)).toBe(3_002);
+        expect(await nextTurn(2_002)).toBe(3_002);
         // b is not taken before c's turn: c waits for it, and comes a whole spacing after b was seen gone
-        expect(await t.store.releaseTurns(3_002)).toBe(3_102);
+        expect(await nextTurn(3_002)).toBe(3_102);
         expect(ids(await t.store.claim('up1', 3_050, 10))).toEqual(['b']);
-        expect(await t.store.releaseTurns(3_102)).toBe(4_102);
+        expect(await nextTurn(3_102)).toBe(4_102);
         expect(await t.store.claim('up1', 3_103, 10)).toEqual([]);
-        expect(await t.store.releaseTurns(4_102)).toBe(5_102);
+        expect(await nextTurn(4_102)).toBe(5_102);
         expect(ids(await t.store.claim('up1', 4_103, 10))).toEqual(['c']);
-        expect(await t.store.releaseTurns(5_102)).toBeNull(); // no message left
+        expect(await nextTurn(5_102)).toBeNull(); // no message left
         // appending gives it turns again
         await t.store.accept({ messages: [newMessage('d')], batchId: (await t.store.listBatches('acme'))[0]!.id, now: 6_000 });
-        expect(await t.store.releaseTurns(6_000)).toBe(7_000);
+        expect(await nextTurn(6_000)).toBe(7_000);
         expect(ids(await t.store.claim('up1', 6_001, 10))).toEqual(['d']);
       });
 
@@ -194,21 +196,21 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
         const { batchId } = await t.store.accept({
           messages: [newMessage('a'), newMessage('b', { expiresAt: 4_000 }), newMessage('c')], batch: { ...bulk, spacingMs: 1_000 }, now: 1_000,
         });
-        await t.store.releaseTurns(1_000);
+        await nextTurn(1_000);
         await t.store.setBatchState('acme', batchId!, 'paused', 1_100);
-        expect(await t.store.releaseTurns(5_000)).toBeNull();
+        expect(await nextTurn(5_000)).toBeNull();
         await t.store.setBatchState('acme', batchId!, 'active', 5_001);
         expect(ids(await t.store.claim('up1', 5_002, 10))).toEqual(['a']);
         expect(await t.store.expire(5_003)).toBe(1); // b, held, expires
-        expect(await t.store.releaseTurns(5_004)).toBe(6_004);
+        expect(await nextTurn(5_004)).toBe(6_004);
         expect(ids(await t.store.claim('up1', 5_005, 10))).toEqual(['c']);
       });
 
       it('waits for its schedule, then takes its turns from the release', async () => {
         const { scheduleId } = await spaced(['a', 'b'], 1_000, 50_000);
-        expect(await t.store.releaseTurns(2_000)).toBeNull();
+        expect(await nextTurn(2_000)).toBeNull();
         await t.store.setScheduleState('acme', scheduleId!, 'released', 3_000);
-        expect(await t.store.releaseTurns(3_000)).toBe(4_000);
+        expect(await nextTurn(3_000)).toBe(4_000);
         expect(ids(await t.store.claim('up1', 3_001, 10))).toEqual(['a']);
       });
 
@@ -219,10 +221,10 @@ export function describeBatchesAndSchedules(factory: StoreFactory): void {
           schedule: { client: 'acme', runAt: 10_000, repeat: 'DAILY', recurrence: { every: 'DAILY', count: null, until: null, zone: 'UTC' } },
         });
         expect(await t.store.releaseDue(10_000)).toBe(1);
-        expect(await t.store.releaseTurns(10_000)).toBe(11_000);
+        expect(await nextTurn(10_000)).toBe(11_000);
         expect(ids(await t.store.claim('up1', 10_001, 10))).toEqual(['a']);
         expect(await t.store.releaseDue(10_000 + day)).toBe(1);
-        await t.store.releaseTurns(10_000 + day);
+        await nextTurn(10_000 + day);
         // b's turn (the first run's) and the second run's first message, a copy of a; not the copy of b
         const next = ids(await t.store.claim('up1', 10_001 + day, 10));
         expect(next).toHaveLength(2);

@@ -16,6 +16,7 @@ import { describeMessageRecords } from './message-records.js';
 import { describeParkedReceipts } from './parked-receipts.js';
 import { describeRecoveryAndExpiry } from './recovery-expiry.js';
 import { describeRecurringSchedules } from './recurrence.js';
+import { describeRegulatory } from './regulatory.js';
 import { describeRerouting } from './rerouting.js';
 import { describeRetention } from './retention.js';
 import { describeSubmitAndReceipts } from './submit-receipts.js';
@@ -35,4 +36,5 @@ export function describeStoreConformance(factory: StoreFactory): void {
   describeIdempotencyKeys(factory);
   describeAdminReads(factory);
   describeMessageRecords(factory);
+  describeRegulatory(factory);
 }

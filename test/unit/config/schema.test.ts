@@ -244,7 +244,7 @@ describe('defaults', () => {
       defaultAlphabet: 'gsm7', nationalLanguageShift: false, longMessages: 'udh', udhReference: 8, maxParts: 10,
       receiptIdFormat: 'auto', smscTimeZone: 'UTC', requestReceipts: true,
       sourceAddress: { alphanumeric: { ton: 5, npi: 0 }, international: { ton: 1, npi: 1 }, shortCode: { ton: 3, npi: 0 } },
-      parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 }, maxPendingDeliveries: 1_000,
+      parkedReceipts: { max: 50_000, maxAgeSeconds: 3_600 }, maxPendingDeliveries: 1_000, requireRegulatory: false,
     });
     expect(c.routes).toEqual([{ name: 'default', prefixes: [''], upstreams: ['provider'], strategy: 'failover', weights: [1] }]);
     expect(c.routesConfigured).toBe(false);

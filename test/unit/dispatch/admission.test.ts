@@ -11,7 +11,7 @@ import { Acceptor, claimedOf } from '../../../src/dispatch/accept.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome, SubmitPart } from '../../../src/smpp/part-outcome.js';
 import { claimShares, walkClaim } from '../../../src/store/rules/claim-shares.js';
-import type { ClaimedMessage, ClaimShares, PartResult, SubmitClaims } from '../../../src/store/claims.js';
+import type { ClaimedMessage, ClaimShares, PartResult, SubmitClaims, TurnsReleased } from '../../../src/store/claims.js';
 import type { Accepted, AcceptRequest, MessageIntake, QueueDepth } from '../../../src/store/intake.js';
 import { newMessage, partBody } from '../../support/sqlite-store.js';
 
@@ -97,7 +97,7 @@ class QueueStore implements MessageIntake, SubmitClaims {
   recoverInflight = async (): Promise<number> => 0;
   recoverAbandoned = async (): Promise<number> => 0;
   releaseDue = async (): Promise<number> => 0;
-  releaseTurns = async (): Promise<number | null> => null;
+  releaseTurns = async (): Promise<TurnsReleased> => ({ released: 0, nextAt: null });
   expire = async (): Promise<number> => 0;
 }
 

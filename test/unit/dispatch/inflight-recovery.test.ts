@@ -9,7 +9,7 @@ import { ManualClock } from '../../../src/core/clock.js';
 import { silentLog } from '../../../src/core/log.js';
 import { Dispatcher, type SubmitTarget } from '../../../src/dispatch/dispatcher.js';
 import type { MessageOutcome } from '../../../src/smpp/part-outcome.js';
-import type { ClaimedMessage, PartResult, SubmitClaims } from '../../../src/store/claims.js';
+import type { ClaimedMessage, PartResult, SubmitClaims, TurnsReleased } from '../../../src/store/claims.js';
 import { advanceInSteps, promiseTurns } from '../../support/manual-time.js';
 
 /** A store whose queue is empty until an abandoned part is recovered into it. */
@@ -51,7 +51,7 @@ class SharedStore implements SubmitClaims {
   }
 
   releaseDue = async (): Promise<number> => 0;
-  releaseTurns = async (): Promise<number | null> => null;
+  releaseTurns = async (): Promise<TurnsReleased> => ({ released: 0, nextAt: null });
   expire = async (): Promise<number> => 0;
 }
 

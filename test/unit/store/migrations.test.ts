@@ -22,7 +22,7 @@ describe('SqliteStore migrations and settings', () => {
       { version: 7, name: 'fair sharing between clients' }, { version: 8, name: 'inbound parts by concatenation scheme' },
       { version: 9, name: 'routes and failover' }, { version: 10, name: 'idempotency keys' },
       { version: 11, name: 'upstream suspensions and message search' },
-      { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' },
+      { version: 12, name: 'message records' }, { version: 13, name: 'event deliveries' }, { version: 14, name: 'regulatory ids' },
       { version: 15, name: 'spaced batches' }, { version: 16, name: 'recurring schedules' },
     ]);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>)

@@ -87,20 +87,25 @@ describe('SqliteWorkerStore (the SQLite store on a worker thread)', () => {
     db.close();
   });
 
-  it('lists and moves messages to another upstream across the thread, the new bodies stored as BLOBs', async () => {
+  it('lists and moves messages to another upstream across the thread, the new bodies and vendor TLVs stored as BLOBs', async () => {
     const store = await openStore();
-    await store.accept({ messages: [newMessage('m1', { route: 'uk' }), newMessage('m2')], now: 1 });
+    const tlv = (tag: number, text: string) => ({ tag, value: Buffer.from(text, 'latin1') });
+    await store.accept({ messages: [newMessage('m1', { route: 'uk' }), newMessage('m2', { vendorTlvs: [tlv(0x1400, 'pe\0')] })], now: 1 });
     expect((await store.movable('up1', 1, 2)).map((m) => [m.id, m.route])).toEqual([['m1', 'uk']]);
     const body = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x02, 0x00, 0x41]);
     const moved = await store.move([{
       id: 'm1', from: 'up1', upstream: 'up2', encoding: 'UNICODE', registeredDelivery: 1, sourceTon: 5, sourceNpi: 0,
       parts: [partBody('x', { dataCoding: 8 }), partBody('y', { dataCoding: 8, shortMessage: body, messagePayload: Buffer.from('p') })],
+      vendorTlvs: [tlv(0x3000, 'tpl\0')],
     }], 2);
     expect(moved).toEqual(['m1']);
     const [claimed] = await store.claim('up2', 3, 10);
     expect(claimed?.parts.map((p) => [p.part, Buffer.isBuffer(p.shortMessage), p.shortMessage.equals(body)])).toEqual([[1, true, false], [2, true, true]]);
     expect(claimed?.parts[1]?.messagePayload?.toString()).toBe('p');
-    expect((await store.claim('up1', 3, 10)).map((m) => m.id)).toEqual(['m2']);
+    // The pool writes vendor TLVs with Buffer's copy: they come back Buffers.
+    expect(claimed?.vendorTlvs?.map((t) => [t.tag, Buffer.isBuffer(t.value), t.value.toString('latin1')])).toEqual([[0x3000, true, 'tpl\0']]);
+    const up1 = await store.claim('up1', 3, 10);
+    expect(up1.map((m) => [m.id, m.vendorTlvs?.map((t) => [t.tag, Buffer.isBuffer(t.value), t.value.toString('latin1')])])).toEqual([['m2', [[0x1400, true, 'pe\0']]]]);
   });
 
   it('an SmppdError thrown in the worker reaches the caller with its code and details; other calls are unharmed', async () => {
