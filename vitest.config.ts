@@ -1,8 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 const PACING = 'test/integration/pacing-limits.test.ts';
-/** The store contract on PostgreSQL: explicit times, a schema of its own per test, no sockets to time. */
-const PG_CONFORMANCE = 'test/integration/postgres/store-conformance-*.test.ts';
 
 export default defineConfig({
   test: {
@@ -14,11 +12,10 @@ export default defineConfig({
     projects: [
       {
         // Pure logic with injected clocks: two at a time, first. The pacing test runs beside them:
-        // it waits 48 s on SMSCs in processes of their own and holds up against a busy core. So do
-        // the PostgreSQL store's conformance tests, which wait on the database, not on time.
+        // it waits 48 s on SMSCs in processes of their own and holds up against a busy core.
         extends: true,
         test: {
-          name: 'unit', include: ['test/unit/**/*.test.ts', 'test/regression/**/*.test.ts', PACING, PG_CONFORMANCE], maxWorkers: 2, sequence: { groupOrder: 0 },
+          name: 'unit', include: ['test/unit/**/*.test.ts', 'test/regression/**/*.test.ts', PACING], maxWorkers: 2, sequence: { groupOrder: 0 },
         },
       },
       {
@@ -26,7 +23,7 @@ export default defineConfig({
         // another test is holding.
         extends: true,
         test: {
-          name: 'integration', include: ['test/integration/**/*.test.ts', 'test/interop/**/*.test.ts', 'bench/test/**/*.test.ts'], exclude: [...configDefaults.exclude, PACING, PG_CONFORMANCE],
+          name: 'integration', include: ['test/integration/**/*.test.ts', 'test/interop/**/*.test.ts', 'bench/test/**/*.test.ts'], exclude: [...configDefaults.exclude, PACING],
           maxWorkers: 1, sequence: { groupOrder: 1 },
         },
       },

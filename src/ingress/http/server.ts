@@ -31,7 +31,6 @@ import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes, registerMetricsRoute, type HttpMetricsSource } from './health.js';
 import { DEFAULT_LISTENER, HttpListener, type HttpListenerSettings } from './listener.js';
 import { openApiDocument } from './openapi.js';
-import { registerMcpRoutes } from './mcp.js';
 import { rateLimitHook, sendTokens } from './rate-limit.js';
 import { registerScheduleRoutes } from './schedules.js';
 import { registerSendRoutes } from './send.js';
@@ -165,7 +164,11 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     registerStatusRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
   });
-  if (deps.mcp) registerMcpRoutes(app, ctx, deps.mcp);
+  const mcp = deps.mcp;
+  if (mcp) {
+    // Loaded only when enabled: the SDK costs every start about a tenth of a second otherwise.
+    void app.register(async (scope) => (await import('./mcp.js')).registerMcpRoutes(scope, ctx, mcp));
+  }
   const admin = deps.admin;
   if (admin) {
     const page = { auth: admin.auth, status: () => admin.status(), clock: deps.clock, log, secure: deps.listener?.tls !== undefined };
