@@ -5,24 +5,14 @@
  * the turn moved on.
  */
 import type { Migration } from '../rules/migrations.js';
-import { decideTurn, type TurnRow } from '../rules/batch-turns.js';
+import { batchTurnsMigration, decideTurn, type TurnRow } from '../rules/batch-turns.js';
 import type { TurnsReleased } from '../claims.js';
 import type { Tx } from './db.js';
 import { lockBatchGate, type LockSpaces } from './locks.js';
 
-/** As SQLite's version 15, plus an index that walks a batch's messages in order. */
-export const PG_BATCH_TURNS_MIGRATION: Migration = {
-  version: 15,
-  name: 'spaced batches',
-  sql: `
-ALTER TABLE batches ADD COLUMN spacing_ms BIGINT;
-ALTER TABLE batches ADD COLUMN turns_through BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE batches ADD COLUMN next_turn_at BIGINT;
-ALTER TABLE batches ADD COLUMN turn_waits SMALLINT NOT NULL DEFAULT 0;
-CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
-CREATE INDEX messages_batch_seq ON messages (batch_id, seq) WHERE batch_id IS NOT NULL AND processed = 0;
-`,
-};
+/** Migration 15, with an index that walks a batch's unfinished messages in order (SQLite's rowid does). */
+export const PG_BATCH_TURNS_MIGRATION: Migration = batchTurnsMigration('BIGINT', 'SMALLINT',
+  'CREATE INDEX messages_batch_seq ON messages (batch_id, seq) WHERE batch_id IS NOT NULL AND processed = 0;\n');
 
 const TURNING = `FROM batches b LEFT JOIN schedules s ON s.batch_id = b.id
   WHERE b.next_turn_at IS NOT NULL AND b.state = 'active' AND (s.id IS NULL OR s.state = 'released')`;

@@ -5,6 +5,28 @@
  * the binds take them, not only as they are released, when the queue is slow to take them.
  */
 
+import type { Migration } from './migrations.js';
+
+/**
+ * Migration 15's schema, the same in both stores but for the types: a batch's spacing and how far
+ * its turns have gone. `turns_through` is the `seq` of the last message released (0: none yet),
+ * `next_turn_at` when the next may go (NULL: none left, or not spaced), `turn_waits` whether the
+ * message released last was still queued when its turn ended. `extra`: a store's own statements.
+ */
+export function batchTurnsMigration(integer: 'INTEGER' | 'BIGINT', flag: 'INTEGER' | 'SMALLINT', extra = ''): Migration {
+  return {
+    version: 15,
+    name: 'spaced batches',
+    sql: `
+ALTER TABLE batches ADD COLUMN spacing_ms ${integer};
+ALTER TABLE batches ADD COLUMN turns_through ${integer} NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN next_turn_at ${integer};
+ALTER TABLE batches ADD COLUMN turn_waits ${flag} NOT NULL DEFAULT 0;
+CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
+${extra}`,
+  };
+}
+
 /** A spaced batch as a turn reads it. */
 export interface TurnRow {
   id: number;

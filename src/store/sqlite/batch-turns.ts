@@ -4,26 +4,12 @@
  * at a time, in order, `spacing_ms` apart. The rules: `../rules/batch-turns.ts`.
  */
 import type { Migration } from '../rules/migrations.js';
-import { decideTurn, type TurnRow } from '../rules/batch-turns.js';
+import { batchTurnsMigration, decideTurn, type TurnRow } from '../rules/batch-turns.js';
 import type { TurnsReleased } from '../claims.js';
 import type { Sql } from './sql.js';
 
-/**
- * A batch's spacing and how far its turns have gone: `turns_through` is the `seq` of the last
- * message released (0: none yet), `next_turn_at` when the next may go (NULL: none left, or not
- * spaced), `turn_waits` whether the message released last was still queued at its turn's end.
- */
-export const BATCH_TURNS_MIGRATION: Migration = {
-  version: 15,
-  name: 'spaced batches',
-  sql: `
-ALTER TABLE batches ADD COLUMN spacing_ms INTEGER;
-ALTER TABLE batches ADD COLUMN turns_through INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE batches ADD COLUMN next_turn_at INTEGER;
-ALTER TABLE batches ADD COLUMN turn_waits INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX batches_turns ON batches (next_turn_at) WHERE next_turn_at IS NOT NULL;
-`,
-};
+/** Migration 15 (listed in `migrations.ts`; never edited once released). */
+export const BATCH_TURNS_MIGRATION: Migration = batchTurnsMigration('INTEGER', 'INTEGER');
 
 /** Active spaced batches whose next turn has come and whose schedule (if any) is released. */
 const TURNING = `FROM batches b INDEXED BY batches_turns LEFT JOIN schedules s ON s.batch_id = b.id
