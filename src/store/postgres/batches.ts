@@ -101,9 +101,11 @@ async function changeSchedule(tx: Tx, row: ScheduleRow, state: 'released' | 'can
  */
 async function refreshHeld(tx: Tx, batchId: number, held: 0 | 1): Promise<void> {
   await tx.run(
-    `UPDATE parts p SET held = CASE WHEN $1 = 1 OR (b.spacing_ms IS NOT NULL AND p.message_seq > b.turns_through) THEN 1 ELSE 0 END
-     FROM batches b WHERE b.id = $2 AND (p.message_id, p.part) IN (
-       SELECT message_id, part FROM parts WHERE batch_id = $2 AND state <> 'done' ORDER BY message_seq, part FOR UPDATE)`,
+    `WITH target AS (
+       SELECT q.message_id, q.part, CASE WHEN $1 = 1 OR (b.spacing_ms IS NOT NULL AND q.message_seq > b.turns_through) THEN 1 ELSE 0 END AS held
+       FROM parts q JOIN batches b ON b.id = q.batch_id
+       WHERE q.batch_id = $2 AND q.state <> 'done' ORDER BY q.message_seq, q.part FOR UPDATE OF q)
+     UPDATE parts p SET held = t.held FROM target t WHERE p.message_id = t.message_id AND p.part = t.part AND p.held <> t.held`,
     [held, batchId],
   );
 }

@@ -79,7 +79,8 @@ function changeSchedule(sql: Sql, row: ScheduleRow, state: 'released' | 'cancell
 function refreshHeld(sql: Sql, batchId: number, held: 0 | 1): void {
   const turns = sql.get<{ spacing_ms: number | null; turns_through: number }>('SELECT spacing_ms, turns_through FROM batches WHERE id = ?', batchId);
   if (held === 0 && turns && turns.spacing_ms !== null) {
-    sql.run("UPDATE parts SET held = (message_seq > ?) WHERE batch_id = ? AND state != 'done'", turns.turns_through, batchId);
+    sql.run("UPDATE parts SET held = (message_seq > ?) WHERE batch_id = ? AND state != 'done' AND held != (message_seq > ?)",
+      turns.turns_through, batchId, turns.turns_through);
     return;
   }
   sql.run("UPDATE parts SET held = ? WHERE batch_id = ? AND state != 'done' AND held != ?", held, batchId, held);
